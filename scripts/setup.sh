@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up webark on a fresh Debian machine: system packages (when root and missing) and a
+# virtualenv in .venv with webark and its test tools. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
+[ "${WEBARK_SKIP_APT:-0}" = 1 ] || {
+  [ -d /usr/share/doc/python3.11/html ] || [ -d /usr/share/doc/python3-doc/html ] || need_apt+=(python3-doc)
+}
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: apt-get install ${need_apt[*]}" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "setup: please install: ${need_apt[*]} (needs root)" >&2
+  fi
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+.venv/bin/python -m pip install -q -e '.[dev]' 2>&1 | grep -v "is ignored: it is neither" || true
+.venv/bin/python -c "import webark, fastwarc, warcio" && echo "setup: ok (.venv ready)" >&2

@@ -1,0 +1,1 @@
+"""L0: errors, clock, record ids, digests and timestamps shared by every layer."""

@@ -1,0 +1,246 @@
+"""The careful WARC reader: a pure-Python parser over a :class:`LogicalStream` that
+checks the framing of every record, reports what is wrong with file and offset, and
+resynchronises on the next ``WARC/`` version line so that nothing after a bad record is
+lost. It is the reference for ``webark warc check`` and the fallback of the fast reader.
+
+Framing rules (WARC 1.1 §4): version line, named fields, CRLF, block of Content-Length
+bytes, CRLF CRLF. Forgiven (reported as ``forgiven``): LF-only line endings, folded field
+values (WARC 0.17/0.18 files), leading blank lines between records.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from webark.warc.headers import WarcHeaders
+from webark.warc.record import SPOOL_LIMIT, Block, Problem, Severity, WarcRecord
+from webark.warc.streams import Compression, LogicalStream
+
+_VERSION_RE = re.compile(rb"^WARC/(\d+\.\d+)\s*$", re.IGNORECASE)
+_RESYNC_RE = re.compile(rb"WARC/\d+\.\d+\r*\n", re.IGNORECASE)
+MAX_HEADER_BYTES = 1 << 20
+"""A WARC header larger than this (bytes) is treated as garbage."""
+
+
+class CarefulReader:
+    """Iterate the WARC records of one file, checking framing.
+
+    Args:
+        f: binary file positioned at ``base``.
+        path: name used in problem reports.
+        compression: ``"none"``, ``"gzip"`` or ``"zstd"`` (see ``detect_compression``).
+        base: file offset of ``f``'s position (to resume after the fast reader).
+
+    After (or during) iteration, :attr:`problems` lists everything reported, in file order;
+    each record also carries its own in ``record.forgiven``.
+    """
+
+    def __init__(self, f: BinaryIO, path: str, compression: Compression, base: int = 0):
+        self.path = path
+        self.problems: list[Problem] = []
+        self._pending: list[Problem] = []
+        self.stream = LogicalStream(f, compression, self._stream_problem, base=base)
+        self.compression = compression
+        self.not_seekable = False
+
+    def _stream_problem(self, code: str, message: str, offset: int | None) -> None:
+        p = Problem("error", code, message, self.path, offset)
+        self.problems.append(p)
+        self._pending.append(p)
+
+    def _report(self, severity: Severity, code: str, message: str, offset: int | None,
+                into: list[Problem] | None = None) -> Problem:
+        p = Problem(severity, code, message, self.path, offset)
+        self.problems.append(p)
+        if into is not None:
+            into.append(p)
+        return p
+
+    def __iter__(self) -> Iterator[WarcRecord]:
+        s = self.stream
+        while True:
+            # skip blank lines between records (lenient) and detect EOF
+            ws_start = s.tell()
+            while True:
+                c = s.peek(1)
+                if c in (b"\r", b"\n"):
+                    s.read(1)
+                    continue
+                break
+            if not c:
+                return
+            start = s.tell()
+            offset, exact = s.stored_offset(start)
+            if not exact and self.compression != "none":
+                m = s.member_at(start)
+                # a member that starts with the previous record's CRLF CRLF is still a
+                # usable seek point: readers skip blank lines before a version line
+                exact = m is not None and ws_start <= m.u_start <= start
+            mine: list[Problem] = self._pending
+            self._pending = []
+            if s.peek(5).upper() != b"WARC/":
+                self._report("error", "not-a-record",
+                             f"expected a WARC version line, found {s.peek(24)!r}; "
+                             "skipping to the next record", offset, mine)
+                self._resync()
+                continue
+            if self.compression != "none" and not exact and not self.not_seekable:
+                self.not_seekable = True
+                self._report(
+                    "warning", "offsets-not-seekable",
+                    "records do not start at compressed member boundaries (whole-file "
+                    "compression or misaligned members): offsets are those of the enclosing "
+                    "member and cannot be used to seek; fix with `webark warc recompress`",
+                    offset, mine)
+            header = self._read_header(offset, mine)
+            if header is None:
+                self._resync()
+                continue
+            version, fields, lf_only, folded = header
+            headers = WarcHeaders(fields)
+            if lf_only:
+                self._report("forgiven", "lf-line-endings",
+                             "WARC header lines end with LF, not CRLF", offset, mine)
+            if folded:
+                self._report("forgiven", "folded-field",
+                             "field value continued on a folded line (WARC 0.17/0.18)",
+                             offset, mine)
+            clen = headers.content_length
+            if clen is None or clen < 0:
+                self._report("error", "bad-content-length",
+                             f"Content-Length missing or invalid: "
+                             f"{headers.get('Content-Length')!r}; skipping the record",
+                             offset, mine)
+                self._resync()
+                continue
+            block_start = s.tell()
+            block = self._read_block(clen)
+            if block.size < clen:
+                self._report("error", "truncated-record",
+                             f"block has {block.size} of {clen} bytes (file ends early)",
+                             offset, mine)
+            end_ok = self._read_trailer(offset, mine, block.size == clen)
+            end = s.tell()
+            if self.compression == "none":
+                length = block_start - start + block.size
+            else:
+                length = s.stored_end(end) - offset if exact else -1
+            yield WarcRecord(headers=headers, block=block, version=version, path=self.path,
+                             offset=offset, length=length, forgiven=tuple(mine))
+            if not end_ok:
+                self._resync()
+            s.forget_before(end)
+
+    def _read_header(self, offset: int, mine: list[Problem]
+                     ) -> tuple[str, list[tuple[str, str]], bool, bool] | None:
+        s = self.stream
+        first = s.readline()
+        m = _VERSION_RE.match(first)
+        if not m:
+            self._report("error", "bad-version-line", f"bad version line {first[:40]!r}",
+                         offset, mine)
+            return None
+        version = "WARC/" + m.group(1).decode()
+        if not first.startswith(b"WARC/"):
+            self._report("forgiven", "lowercase-version-line",
+                         f"version line {first.strip()!r} is not upper case", offset, mine)
+        odd_eol = first.endswith(b"\r\r\n")
+        lf_only = not first.endswith(b"\r\n")
+        folded = False
+        fields: list[tuple[str, str]] = []
+        total = len(first)
+        while True:
+            line = s.readline()
+            total += len(line)
+            if not line:
+                self._report("error", "truncated-header", "file ends inside the WARC header",
+                             offset, mine)
+                return None
+            if total > MAX_HEADER_BYTES:
+                self._report("error", "header-too-long", "no end of WARC header within 1 MiB",
+                             offset, mine)
+                return None
+            if not line.strip(b"\r\n"):
+                break
+            if not line.endswith(b"\r\n"):
+                lf_only = True
+            elif line.endswith(b"\r\r\n"):
+                odd_eol = True
+            text = line.rstrip(b"\r\n")
+            if text[:1] in (b" ", b"\t") and fields:
+                name, value = fields[-1]
+                fields[-1] = (name, value + " " + text.strip().decode("utf-8", "replace"))
+                folded = True
+                continue
+            name, sep, value = text.partition(b":")
+            if not sep:
+                self._report("error", "bad-field-line",
+                             f"header line without colon: {text[:60]!r}", offset, mine)
+                if name.startswith(b"WARC/") or b"HTTP/" in name:
+                    return None
+                continue
+            fields.append((name.strip().decode("utf-8", "replace"),
+                           value.strip().decode("utf-8", "replace")))
+        if odd_eol:
+            self._report("forgiven", "cr-cr-lf-line-endings",
+                         "WARC header lines end with CR CR LF", offset, mine)
+        return version, fields, lf_only, folded
+
+    def _read_trailer(self, offset: int, mine: list[Problem], complete: bool) -> bool:
+        """Consume the CRLF CRLF after a block. Returns False if the framing is broken."""
+        s = self.stream
+        tail = s.peek(4)
+        if tail == b"\r\n\r\n":
+            s.read(4)
+            return True
+        if not complete:
+            return False
+        if tail[:2] == b"\n\n" or tail[:3] == b"\r\n\n" or tail == b"\n\r\n":
+            n = 2 if tail[:2] == b"\n\n" else 3
+            s.read(n)
+            self._report("forgiven", "lf-record-end",
+                         "record ends with LF LF instead of CRLF CRLF", offset, mine)
+            return True
+        if s.peek(6) == b"\r\r\n\r\r\n":
+            s.read(6)
+            self._report("forgiven", "cr-cr-lf-record-end",
+                         "record ends with CR CR LF CR CR LF", offset, mine)
+            return True
+        if tail[:2] == b"\r\n" and s.peek(7)[2:7] == b"WARC/":
+            s.read(2)
+            self._report("error", "single-crlf-after-block",
+                         "only one CRLF after the block (two required)", offset, mine)
+            return True
+        if not tail:
+            self._report("error", "missing-record-end",
+                         "file ends right after the block (CRLF CRLF missing)", offset, mine)
+            return True
+        self._report("error", "content-length-mismatch",
+                     f"the block is not followed by CRLF CRLF (found {tail!r}): the "
+                     "Content-Length is probably wrong; resynchronising", offset, mine)
+        return False
+
+    def _resync(self) -> None:
+        """Advance to the next ``WARC/x.y`` version line."""
+        s = self.stream
+        s.read(1)
+        while s.find(b"WARC/") >= 0:
+            if _RESYNC_RE.match(s.peek(16)):
+                return
+            s.read(1)
+
+    def _read_block(self, clen: int) -> Block:
+        s = self.stream
+        if clen <= SPOOL_LIMIT:
+            return Block(s.read(clen))
+        remaining = clen
+
+        def bounded(n: int) -> bytes:
+            nonlocal remaining
+            data = s.read(min(n, remaining))
+            remaining -= len(data)
+            return data
+
+        return Block.from_reader(bounded, SPOOL_LIMIT)

@@ -1,0 +1,172 @@
+"""Lenient parsing of the HTTP message head stored in request/response/revisit blocks.
+
+Real archives contain status lines that RFC 9112 would reject; we read them and say what
+was forgiven (warc.md "Known interop bugs"): ``HTTP/2 200`` (no minor version),
+``HTTPX/1.1 200 OK`` (pywb example-extra.warc), a missing reason phrase
+(``HTTP/1.0 302 ``), LF-only line endings (ClueWeb09), obs-fold continuation lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_STATUS_RE = re.compile(rb"^([A-Za-z][A-Za-z0-9]*/\d+(?:\.\d+)?)[ \t]+(\d{3})(?:[ \t]+(.*?))?[ \t]*$")
+_REQUEST_RE = re.compile(rb"^([!#$%&'*+\-.^_`|~0-9A-Za-z]+)[ \t]+(\S+)(?:[ \t]+(\S+))?[ \t]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class HttpHead:
+    """The start line and header fields of an HTTP/1.x message as recorded.
+
+    Attributes:
+        is_request: True for a request head (method, target), False for a response.
+        protocol: e.g. ``"HTTP/1.1"`` (as written; may be ``"HTTP/2"`` or ``"HTTPX/1.1"``).
+        status: response status code (int), None for requests.
+        reason: response reason phrase ('' when missing).
+        method: request method (``"GET"``), None for responses.
+        target: request target (``"/path?q"``), None for responses.
+        headers: ``(name, value)`` pairs in order, names as written, values decoded
+            from ISO-8859-1 (RFC 9110 §5.5) with surrounding whitespace removed.
+        head_length: bytes from the start of the block to the first body byte.
+        forgiven: what was accepted although not RFC 9112 (short reasons).
+    """
+
+    is_request: bool
+    protocol: str
+    status: int | None
+    reason: str
+    method: str | None
+    target: str | None
+    headers: tuple[tuple[str, str], ...]
+    head_length: int
+    forgiven: tuple[str, ...] = field(default=())
+
+    @property
+    def status_line(self) -> str:
+        if self.is_request:
+            return f"{self.method} {self.target} {self.protocol}"
+        return f"{self.protocol} {self.status} {self.reason}".rstrip()
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """First value of a header (case-insensitive)."""
+        low = name.lower()
+        for n, v in self.headers:
+            if n.lower() == low:
+                return v
+        return default
+
+    def get_all(self, name: str) -> list[str]:
+        low = name.lower()
+        return [v for n, v in self.headers if n.lower() == low]
+
+    @property
+    def is_chunked(self) -> bool:
+        te = self.get("Transfer-Encoding")
+        return te is not None and "chunked" in te.lower()
+
+    @property
+    def content_encoding(self) -> str | None:
+        ce = self.get("Content-Encoding")
+        return ce.strip().lower() if ce else None
+
+    @property
+    def mime(self) -> str | None:
+        """Media type of the Content-Type header without parameters, lowercased."""
+        ct = self.get("Content-Type")
+        if ct is None:
+            return None
+        return ct.split(";", 1)[0].strip().lower()
+
+
+def find_head_end(data: bytes) -> tuple[int, bool] | None:
+    """Return ``(index after the blank line, lf_only)`` for the end of an HTTP head at
+    the start of ``data``, or None if no blank line is found."""
+    best: tuple[int, int, bool] | None = None
+    for pat, lf_only in ((b"\r\n\r\n", False), (b"\n\n", True), (b"\n\r\n", True),
+                         (b"\n\r\r\n", True)):
+        i = data.find(pat)
+        if i >= 0 and (best is None or i < best[0]):
+            best = (i, i + len(pat), lf_only)
+    return (best[1], best[2]) if best else None
+
+
+def parse_http_head(block: bytes, expect_request: bool | None = None) -> HttpHead | None:
+    """Parse the HTTP head at the start of ``block``.
+
+    Args:
+        block: the record block (or at least its first bytes, including the blank line).
+        expect_request: True for request records, False for response/revisit, None to
+            guess from the start line.
+
+    Returns:
+        The parsed head, or None when the block does not start with an HTTP message
+        (e.g. a ``dns:`` response, an empty block, or a head without its blank line).
+    """
+    end = find_head_end(block)
+    if end is None:
+        # A head that is the whole block (revisit records sometimes omit the blank line).
+        if block.startswith((b"HTTP", b"GET ", b"POST ", b"HEAD ")) and len(block) < 65536:
+            end = (len(block), b"\r\n" not in block)
+            missing_blank = True
+        else:
+            return None
+    else:
+        missing_blank = False
+    head_length, lf_only = end
+    raw = block[:head_length]
+    lines = raw.split(b"\n")
+    forgiven: list[str] = []
+    if lf_only:
+        forgiven.append("LF-only line endings in HTTP head")
+    if missing_blank:
+        forgiven.append("HTTP head not terminated by an empty line")
+    start = lines[0].rstrip(b"\r")
+    if lines[0].endswith(b"\r\r"):
+        forgiven.append("CR CR LF line endings in HTTP head")
+    is_request = False
+    protocol: str
+    status: int | None = None
+    reason = ""
+    method: str | None = None
+    target: str | None = None
+    m = _STATUS_RE.match(start) if expect_request is not True else None
+    if m:
+        protocol = m.group(1).decode("latin-1")
+        status = int(m.group(2))
+        reason = (m.group(3) or b"").decode("latin-1")
+        if not protocol.startswith("HTTP/"):
+            forgiven.append(f"non-HTTP protocol token {protocol!r} in status line")
+        elif protocol == "HTTP/2" or protocol.startswith("HTTP/2"):
+            forgiven.append("HTTP/2 status line (write HTTP/1.1 and WARC-Protocol: h2)")
+        if not reason:
+            forgiven.append("status line without reason phrase")
+    else:
+        rm = _REQUEST_RE.match(start) if expect_request is not False else None
+        if not rm:
+            return None
+        is_request = True
+        method = rm.group(1).decode("latin-1")
+        target = rm.group(2).decode("latin-1")
+        protocol = (rm.group(3) or b"HTTP/0.9").decode("latin-1")
+    headers: list[tuple[str, str]] = []
+    for line in lines[1:]:
+        line = line.rstrip(b"\r")
+        if not line:
+            continue
+        if line[:1] in (b" ", b"\t") and headers:
+            n, v = headers[-1]
+            headers[-1] = (n, (v + " " + line.strip().decode("latin-1")).strip())
+            if "obs-fold continuation line in HTTP head" not in forgiven:
+                forgiven.append("obs-fold continuation line in HTTP head")
+            continue
+        name, sep, value = line.partition(b":")
+        if not sep:
+            forgiven.append("HTTP header line without colon ignored")
+            continue
+        headers.append((name.strip().decode("latin-1"), value.strip().decode("latin-1")))
+    return HttpHead(
+        is_request=is_request, protocol=protocol, status=status, reason=reason,
+        method=method, target=target, headers=tuple(headers), head_length=head_length,
+        forgiven=tuple(forgiven),
+    )

@@ -1,0 +1,213 @@
+"""Reading (W)ARC files: one iterator for WARC 1.0/1.1 (and 0.17/0.18), ARC v1,
+per-record gzip, uncompressed, whole-file gzip and ``.warc.zst``.
+
+Two engines, one result:
+
+* the **fast path** runs fastwarc's C++ parser (FastWARC 2.x) and adds cheap framing
+  checks per record (a gzip member or ``WARC/`` line really starts at each offset, the
+  block has its Content-Length, an uncompressed record ends with CRLF CRLF);
+* the **careful path** (:mod:`webark.warc.framing`) is pure Python, checks everything,
+  reports problems with file and offset and resynchronises after a broken record.
+
+The fast path hands over to the careful path at the first record it cannot vouch for and
+the careful path reads the rest of the file, so a broken record costs speed only from
+that point on, and nothing after it is lost. ARC files are read with warcio
+(:mod:`webark.warc.arc`). See DESIGN-NOTES.md for why.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from fastwarc.warc import ArchiveIterator as FastIterator
+from fastwarc.warc import WarcRecordType
+
+from webark.warc.arc import ArcStop, iter_arc, looks_like_arc
+from webark.warc.framing import CarefulReader
+from webark.warc.headers import WarcHeaders
+from webark.warc.record import SPOOL_LIMIT, Block, Problem, WarcRecord
+from webark.warc.streams import Compression, LogicalStream, detect_compression
+
+
+class ArchiveReader:
+    """Iterate the records of one (W)ARC file, in file order.
+
+    Args:
+        path: file to read (any of the formats above; detected from content, not name).
+        careful: use the careful parser for the whole file (``webark warc check`` does).
+
+    Attributes (valid during and after iteration):
+        problems: every :class:`Problem` found so far, file-level ones included.
+        format: ``"warc"`` or ``"arc"`` (after the first record).
+        compression: ``"none"``, ``"gzip"`` or ``"zstd"``.
+        seekable: False when offsets do not point at records (whole-file gzip).
+        engine: ``"fast"``, ``"careful"`` or ``"fast+careful"`` (handed over mid-file).
+
+    Records are yielded even when broken (their problems are in ``record.forgiven``);
+    iteration itself never raises for bad content, only ``OSError`` for I/O failures.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], careful: bool = False):
+        self.path = os.fspath(path)
+        self.careful = careful
+        self.problems: list[Problem] = []
+        self.format = "warc"
+        self.compression: Compression = "none"
+        self.seekable = True
+        self.engine = "careful" if careful else "fast"
+        self.records_read = 0
+
+    def __iter__(self) -> Iterator[WarcRecord]:
+        with open(self.path, "rb") as f:
+            head = f.read(8)
+            f.seek(0)
+            self.compression = detect_compression(head)
+            if self._is_arc(f):
+                self.format = "arc"
+                yield from self._iter_arc(f)
+                return
+            if self.careful or self.compression == "zstd":
+                self.engine = "careful"
+                yield from self._iter_careful(f, 0)
+                return
+            yield from self._iter_fast(f)
+
+    # -- format detection -----------------------------------------------------------------
+    def _is_arc(self, f: BinaryIO) -> bool:
+        probe = LogicalStream(f, self.compression, lambda *a: None)
+        head = probe.peek(256)
+        f.seek(0)
+        return looks_like_arc(head)
+
+    def _iter_arc(self, f: BinaryIO) -> Iterator[WarcRecord]:
+        self.engine = "warcio-arc"
+        try:
+            for rec in iter_arc(f, self.path, self.compression == "gzip"):
+                self.problems.extend(rec.forgiven)
+                self.records_read += 1
+                yield rec
+        except ArcStop as stop:
+            self.problems.append(stop.problem)
+
+    def _iter_careful(self, f: BinaryIO, base: int) -> Iterator[WarcRecord]:
+        f.seek(base)
+        reader = CarefulReader(f, self.path, self.compression, base=base)
+        seen = len(reader.problems)
+        for rec in reader:
+            self._take(reader, seen)
+            seen = len(reader.problems)
+            self.records_read += 1
+            yield rec
+        self._take(reader, seen)
+        if reader.not_seekable:
+            self.seekable = False
+
+    def _take(self, reader: CarefulReader, seen: int) -> None:
+        self.problems.extend(reader.problems[seen:])
+
+    # -- fast path --------------------------------------------------------------------------
+    def _iter_fast(self, f: BinaryIO) -> Iterator[WarcRecord]:
+        gz = self.compression == "gzip"
+        size = os.fstat(f.fileno()).st_size
+        fd = f.fileno()
+        it = FastIterator(f, record_types=WarcRecordType.any_type, parse_http=False)
+        prev: tuple[str, list[tuple[str, str]], Block, int] | None = None
+        handover: int | None = None
+        iterator = iter(it)
+        while True:
+            try:
+                r = next(iterator)
+            except StopIteration:
+                break
+            except Exception:  # fastwarc raises OSError/ValueError on framing errors
+                handover = prev[3] if prev else 0
+                prev = None
+                break
+            pos = r.stream_pos
+            # cheap framing checks: does a record really start here?
+            if prev is not None and pos <= prev[3]:
+                handover = prev[3]
+                prev = None
+                break
+            magic = os.pread(fd, 5, pos)
+            ok_start = magic[:2] == b"\x1f\x8b" if gz else magic == b"WARC/"
+            if not ok_start:
+                handover = prev[3] if prev else pos
+                prev = None
+                break
+            if prev is not None:
+                if not gz and os.pread(fd, 4, pos - 4) != b"\r\n\r\n":
+                    handover = prev[3]
+                    prev = None
+                    break
+                yield self._fast_record(prev, pos - prev[3] - (0 if gz else 4))
+            hdr = r.headers
+            clen_s = hdr.get("Content-Length")
+            if clen_s is None or not clen_s.strip().isdigit():
+                handover = pos
+                prev = None
+                break
+            clen = int(clen_s)
+            block = Block(r.reader.read()) if clen <= SPOOL_LIMIT else \
+                Block.from_reader(r.reader.read, SPOOL_LIMIT)
+            if block.size != clen:
+                handover = pos
+                prev = None
+                break
+            prev = (hdr.status_line, hdr.astuples(), block, pos)
+        if prev is not None:
+            end_ok = gz or os.pread(fd, 4, size - 4) == b"\r\n\r\n"
+            if end_ok:
+                yield self._fast_record(prev, size - prev[3] - (0 if gz else 4))
+            else:
+                handover = prev[3]
+        if handover is not None and handover < size:
+            self.engine = "fast+careful"
+            yield from self._iter_careful(f, handover)
+
+    def _fast_record(self, prev: tuple[str, list[tuple[str, str]], Block, int],
+                     length: int) -> WarcRecord:
+        version, fields, block, offset = prev
+        self.records_read += 1
+        return WarcRecord(headers=WarcHeaders(fields), block=block, version=version,
+                          path=self.path, offset=offset, length=length)
+
+
+def iter_records(path: str | os.PathLike[str], careful: bool = False) -> Iterator[WarcRecord]:
+    """Iterate the records of a (W)ARC file (see :class:`ArchiveReader`)."""
+    return iter(ArchiveReader(path, careful=careful))
+
+
+def read_record_at(path: str | os.PathLike[str], offset: int) -> WarcRecord:
+    """Read the one record that starts at ``offset`` (as stored) in ``path``.
+
+    Works for uncompressed files, per-record gzip and zstd; ARC records are found by
+    scanning (ARC files are small in practice).
+
+    Raises:
+        webark.core.errors.FormatError: no record starts at that offset.
+    """
+    from webark.core.errors import FormatError
+
+    p = os.fspath(path)
+    with open(p, "rb") as f:
+        compression = detect_compression(f.read(8))
+        f.seek(0)
+        probe = LogicalStream(f, compression, lambda *a: None)
+        if looks_like_arc(probe.peek(256)):
+            for rec in iter_arc(f, p, compression == "gzip"):
+                if rec.offset == offset:
+                    return rec
+            raise FormatError("no ARC record starts here", p, offset)
+        f.seek(offset)
+        reader = CarefulReader(f, p, compression if offset == 0 else
+                               detect_compression(f.read(8)), base=offset)
+        f.seek(offset)
+        reader = CarefulReader(f, p, reader.compression, base=offset)
+        for rec in reader:
+            if rec.offset != offset:
+                break
+            return rec
+        raise FormatError("no WARC record starts here", p, offset)

@@ -1,0 +1,263 @@
+"""The record model shared by every reader and writer: :class:`WarcRecord` (frozen),
+its :class:`Block` storage, and :class:`Problem` reports.
+
+A record read from a file knows where it was: ``path``, ``offset`` and ``length`` as
+stored (the compressed member for ``.warc.gz``), so that ``webark warc extract`` and CDX
+lines can point back at it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from collections.abc import Callable
+from typing import BinaryIO, Literal
+
+from webark.warc.headers import WarcHeaders
+from webark.warc.http import HttpHead, parse_http_head
+from webark.warc.payload import dechunk, decode_content
+
+SPOOL_LIMIT = 16 * 1024 * 1024
+"""Blocks larger than this (bytes) are kept in a temporary file, not in memory."""
+
+HEAD_PEEK = 1 << 20
+"""Bytes of a block examined to find an HTTP head (1 MiB)."""
+
+Severity = Literal["error", "warning", "forgiven"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong (``error``), suspicious (``warning``) or non-conformant but read
+    anyway (``forgiven``) at a place in a file.
+
+    Attributes:
+        severity: ``"error"``, ``"warning"`` or ``"forgiven"``.
+        code: stable short identifier, e.g. ``"content-length-mismatch"``.
+        message: human-readable detail.
+        path: file name.
+        offset: byte offset of the record (as stored), or None for file-level problems.
+    """
+
+    severity: Severity
+    code: str
+    message: str
+    path: str
+    offset: int | None
+
+    def __str__(self) -> str:
+        where = self.path if self.offset is None else f"{self.path} @ {self.offset}"
+        return f"{where}: {self.severity}: {self.code}: {self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "severity": self.severity, "code": self.code, "message": self.message,
+            "path": self.path, "offset": self.offset,
+        }
+
+
+class Block:
+    """The block of a record: the bytes after the record header (WARC 1.1 §4).
+
+    Small blocks live in memory; blocks over :data:`SPOOL_LIMIT` in a temporary file that
+    is deleted with the object.
+    """
+
+    __slots__ = ("_data", "_file", "size")
+
+    def __init__(self, data: bytes = b"", file: BinaryIO | None = None, size: int | None = None):
+        self._data = data
+        self._file = file
+        self.size = len(data) if file is None else int(size or 0)
+
+    @classmethod
+    def from_reader(cls, read: Callable[[int], bytes], limit: int = SPOOL_LIMIT) -> Block:
+        """Build a block by calling ``read(n)`` until it returns b''."""
+        reader = read  # a callable read(n) -> bytes
+        first = reader(limit + 1)
+        if len(first) <= limit:
+            rest = reader(1)
+            if not rest:
+                return cls(first)
+            first += rest
+        tmp = tempfile.TemporaryFile(prefix="webark-block-")
+        tmp.write(first)
+        size = len(first)
+        while True:
+            chunk = reader(1 << 20)
+            if not chunk:
+                break
+            tmp.write(chunk)
+            size += len(chunk)
+        tmp.seek(0)
+        return cls(file=tmp, size=size)  # type: ignore[arg-type]
+
+    @property
+    def in_memory(self) -> bool:
+        return self._file is None
+
+    def open(self) -> BinaryIO:
+        """A new readable, seekable stream over the block."""
+        if self._file is None:
+            return io.BytesIO(self._data)
+        fd = os.dup(self._file.fileno())
+        f = os.fdopen(fd, "rb")
+        f.seek(0)
+        return f
+
+    def head(self, n: int) -> bytes:
+        """The first ``n`` bytes (or fewer)."""
+        if self._file is None:
+            return self._data[:n]
+        with self.open() as f:
+            return f.read(n)
+
+    def read_all(self) -> bytes:
+        """The whole block in memory (avoid for huge records; prefer :meth:`open`)."""
+        if self._file is None:
+            return self._data
+        with self.open() as f:
+            return f.read()
+
+    def copy_to(self, out: BinaryIO) -> int:
+        """Write the block to ``out``; returns the number of bytes written."""
+        if self._file is None:
+            out.write(self._data)
+            return len(self._data)
+        with self.open() as f:
+            shutil.copyfileobj(f, out, 1 << 20)
+        return self.size
+
+
+_HTTP_TYPES = frozenset({"response", "request", "revisit"})
+
+
+@dataclass(frozen=True)
+class WarcRecord:
+    """One WARC (or ARC, seen as WARC) record.
+
+    Attributes:
+        headers: the named fields (typed access: ``headers.target_uri`` …).
+        block: the block bytes exactly as stored (after decompression of the file).
+        version: version line without CRLF, e.g. ``"WARC/1.1"``, ``"WARC/0.17"`` or
+            ``"ARC/1.0"`` for ARC records (whose headers are mapped to WARC fields).
+        path: file the record came from (``"<memory>"`` for records built in memory).
+        offset: byte offset of the record in the file as stored (compressed); -1 if none.
+        length: bytes the record occupies in the file as stored, or -1 if unknown.
+        forgiven: problems noticed while reading this record that did not stop it.
+    """
+
+    headers: WarcHeaders
+    block: Block
+    version: str = "WARC/1.1"
+    path: str = "<memory>"
+    offset: int = -1
+    length: int = -1
+    forgiven: tuple[Problem, ...] = field(default=())
+
+    # -- standard fields --------------------------------------------------------------
+    @property
+    def type(self) -> str:
+        """WARC-Type lowercased (``"response"``, ``"revisit"`` …; ``""`` if missing)."""
+        return self.headers.record_type or ""
+
+    @property
+    def target_uri(self) -> str | None:
+        return self.headers.target_uri
+
+    @property
+    def record_id(self) -> str | None:
+        return self.headers.record_id
+
+    @property
+    def date(self) -> datetime | None:
+        return self.headers.date
+
+    @property
+    def content_length(self) -> int:
+        """Block length in bytes as actually read (may differ from the header when the
+        record was truncated)."""
+        return self.block.size
+
+    @property
+    def is_arc(self) -> bool:
+        return self.version.startswith("ARC")
+
+    # -- HTTP ---------------------------------------------------------------------------
+    @cached_property
+    def http(self) -> HttpHead | None:
+        """Parsed HTTP head for request/response/revisit records whose block holds an
+        HTTP message (``application/http`` or an ARC response), else None."""
+        if self.type not in _HTTP_TYPES:
+            return None
+        ct = (self.headers.content_type or "").lower()
+        if ct and "application/http" not in ct and not self.is_arc:
+            return None
+        uri = self.target_uri or ""
+        if uri.startswith(("dns:", "filedesc:", "whois:")):
+            return None
+        head = self.block.head(HEAD_PEEK)
+        if not head:
+            return None
+        return parse_http_head(head, expect_request=self.type == "request")
+
+    @property
+    def http_status(self) -> int | None:
+        h = self.http
+        return h.status if h is not None else None
+
+    @property
+    def payload_offset(self) -> int:
+        """Offset of the payload (entity body) inside the block: after the HTTP head for
+        HTTP records, 0 otherwise (resource, metadata, …)."""
+        h = self.http
+        return h.head_length if h is not None else 0
+
+    def payload(self, decode_content_encoding: bool = False) -> bytes:
+        """The payload bytes: HTTP body with the transfer-coding removed (and, on
+        request, the content-coding undone), or the whole block for non-HTTP records.
+
+        Raises:
+            ValueError: ``decode_content_encoding`` and the body is not valid for its
+                declared Content-Encoding.
+        """
+        h = self.http
+        data = self.block.read_all()
+        if h is None:
+            return data
+        body = data[h.head_length :]
+        if h.is_chunked:
+            body, _ok = dechunk(body)
+        if decode_content_encoding:
+            body = decode_content(body, h.content_encoding)
+        return body
+
+    def payload_stream(self, decode_content_encoding: bool = False) -> BinaryIO:
+        """A stream over :meth:`payload`. For large non-chunked, non-decoded payloads the
+        stream reads the spooled block without loading it into memory."""
+        h = self.http
+        if not self.block.in_memory and (h is None or (not h.is_chunked and not (
+            decode_content_encoding and h.content_encoding
+        ))):
+            f = self.block.open()
+            f.seek(h.head_length if h else 0)
+            return f
+        return io.BytesIO(self.payload(decode_content_encoding))
+
+    def block_stream(self) -> BinaryIO:
+        """A stream over the raw block bytes."""
+        return self.block.open()
+
+    @property
+    def payload_was_dechunked_ok(self) -> bool | None:
+        """None if the body is not declared chunked; else whether the chunked framing was
+        valid (False: a de-chunked body under a chunked header, interop bug 3)."""
+        h = self.http
+        if h is None or not h.is_chunked:
+            return None
+        return dechunk(self.block.read_all()[h.head_length :])[1]
