@@ -45,6 +45,10 @@ class Member:
     u_start: int
     c_end: int = -1
     u_end: int = -1
+    ws: int = 0
+    """Leading CR/LF bytes of the member's content (a member that starts with the
+    previous record's CRLF CRLF is still a seek point for the record after them)."""
+    ws_done: bool = False
 
 
 ProblemSink = Callable[[str, str, int | None], None]
@@ -167,6 +171,11 @@ class LogicalStream:
                 self._resync_member(b"", "after corrupt member")
                 continue
             if out:
+                m = self.members[-1]
+                if not m.ws_done:
+                    rest = out.lstrip(b"\r\n")
+                    m.ws += len(out) - len(rest)
+                    m.ws_done = bool(rest)
                 self._push(out)
             if getattr(dec, "eof", False):
                 unused = dec.unused_data  # type: ignore[attr-defined]
@@ -233,6 +242,11 @@ class LogicalStream:
         del self._buf[:n]
         self._buf_upos += len(out)
         return out
+
+    def unread(self, data: bytes) -> None:
+        """Put ``data`` (the bytes just read) back in front of the stream."""
+        self._buf[:0] = data
+        self._buf_upos -= len(data)
 
     def readline(self, limit: int = 1 << 16) -> bytes:
         while True:

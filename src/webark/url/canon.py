@@ -1,0 +1,546 @@
+"""IA and Google URL canonicalization: the rules behind the CDX URL key.
+
+These are the canonicalizers of the Internet Archive's ``webarchive-commons``
+(``org.archive.url``: ``GoogleURLCanonicalizer``, ``IAURLCanonicalizer``,
+``DefaultIAURLCanonicalizer``, ``URLRegexTransformer``), which OpenWayback and
+OutbackCDX use, and which the python ``surt`` library (used by pywb) ports. The
+behaviour is reproduced byte for byte so that a URL key computed here finds captures
+indexed by those tools (see ``docs/url-differences.md`` for the few deliberate
+differences, e.g. no DNS lookups and no exceptions on malformed ports).
+
+The work is done on bytes, like the reference implementations: percent-decoding can
+produce byte sequences that are not UTF-8, and they must survive unchanged until they
+are percent-encoded again. The ``str`` functions encode to UTF-8 first (lone
+surrogates from ``surrogateescape`` decoding map back to their original bytes).
+
+Pipeline (``DefaultIAURLCanonicalizer`` = Google then IA):
+
+1. parse (``handyurl.parse``): strip surrounding whitespace, drop TAB/CR/LF, add
+   ``http://`` when no scheme is present, collapse ``http://https://`` to the last
+   scheme, split with the RFC 2396 appendix B regex; userinfo is dropped.
+2. Google (Safe Browsing canonicalization): drop the fragment; unescape the host
+   repeatedly, IDNA-encode it (IDNA 2003), collapse ``..`` to ``.``, strip dots,
+   normalise numeric IPv4 forms (``3279880203`` → ``195.127.0.11``), lowercase;
+   unescape the path repeatedly, resolve ``.``/``..`` and ``//``, then escape once
+   everything outside printable ASCII (plus ``%`` and ``#``).
+3. IA: lowercase host, drop ``www.``/``wwwN.`` (host massage), drop the default
+   port, lowercase path and query, drop session ids (``jsessionid``, ``phpsessid``,
+   ``sid``, ``aspsessionid``, ``cfid``/``cftoken``, ASP.NET cookieless ``(S(…))``
+   path segments), strip a trailing ``/``, sort the query arguments, drop an empty
+   query.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+from urllib.parse import quote_from_bytes, unquote_to_bytes
+
+__all__ = [
+    "IaUrl",
+    "alpha_reorder_query",
+    "attempt_ip_formats",
+    "canonicalize",
+    "default_port",
+    "google_canonicalize",
+    "ia_canonicalize",
+    "massage_host",
+    "parse_ia_url",
+    "strip_path_session_id",
+    "strip_query_session_id",
+    "unescape_repeatedly",
+]
+
+# Internal representation: a plain tuple, for speed.
+# (scheme, host, port, path, query, fragment, last_delimiter)
+_Parts = tuple[bytes, bytes | None, int | None, bytes | None, bytes | None, bytes | None, bool]
+
+
+class IaUrl(NamedTuple):
+    """A URL split the way ``handyurl.parse`` of webarchive-commons / python surt does.
+
+    All text fields are ``bytes`` (the URL as UTF-8), ``None`` when absent. There is no
+    userinfo field: the IA parser drops it. ``last_delimiter`` is true when the URL ended
+    in a ``?`` with nothing after it (kept so that ``http://host/q?`` round-trips).
+    """
+
+    scheme: bytes
+    host: bytes | None
+    port: int | None
+    path: bytes | None
+    query: bytes | None
+    fragment: bytes | None
+    last_delimiter: bool
+
+    def geturl(self) -> str:
+        """Render the URL again (``handyurl.geturl()``), e.g.
+        ``parse_ia_url("http://www.archive.org:8080?#foo").geturl()`` →
+        ``"http://www.archive.org:8080/#foo"``."""
+        return _to_str(_render_url(tuple(self)))  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- parsing
+
+_HAS_SCHEME = re.compile(rb"[a-zA-Z][a-zA-Z0-9+\-.]*:")
+_MULTIPLE_HTTP = re.compile(rb"(?:https?://)*(https?://)")
+# RFC 2396 appendix B, with the scheme restricted to legal scheme characters.
+_RFC2396 = re.compile(
+    rb"(?:([a-zA-Z][a-zA-Z0-9+.\-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?",
+    re.DOTALL,
+)
+_TAB_CR_LF = b"\t\r\n"
+
+
+def _parse(url: bytes) -> _Parts | None:
+    """``handyurl.parse``; None for a URL that is empty after stripping."""
+    url = url.strip()
+    if b"\t" in url or b"\n" in url or b"\r" in url:
+        url = url.translate(None, _TAB_CR_LF)
+    if not url:
+        return None
+    if _HAS_SCHEME.match(url) is None:
+        url = b"http://" + url
+    if url[:4] == b"http":
+        m = _MULTIPLE_HTTP.match(url)
+        if m is not None and m.start(1) > 0:
+            url = url[m.start(1) :]
+    m = _RFC2396.fullmatch(url)
+    assert m is not None  # every string matches: all parts are optional
+    scheme, netloc, path, query, fragment = m.groups()
+    netloc = netloc or b""
+    if netloc[-1:] == b":":  # "http://host:/path": a colon without a port
+        netloc = netloc.rstrip(b":")
+
+    host: bytes | None
+    port: int | None = None
+    hostinfo = netloc.rpartition(b"@")[2]
+    if b"[" in hostinfo:
+        bracketed = hostinfo.partition(b"[")[2]
+        host, _, rest = bracketed.partition(b"]")
+        port_text = rest.partition(b":")[2]
+    else:
+        host, _, port_text = hostinfo.partition(b":")
+    if port_text:
+        if port_text.isdigit() and int(port_text) <= 65535:
+            port = int(port_text) or None
+        else:
+            # python surt raises ValueError here; we keep the whole host:port text as
+            # the host so that the URL still gets a (distinct) key.
+            host = hostinfo
+    if host:
+        if b"%" in host:
+            name, pct, zone = host.partition(b"%")
+            host = name.lower() + pct + zone
+        else:
+            host = host.lower()
+    else:
+        host = None
+
+    if not path:
+        path = None
+    if scheme is None:  # pragma: no cover - a scheme was added above
+        scheme = b"http"
+    if scheme[:4] == b"http" and host is None and path is not None:
+        # "http:////////////////www.vikings.com": the host hides in the path.
+        host, _, rest_path = path.lstrip(b"/").partition(b"/")
+        path = b"/" + rest_path
+    last_delimiter = url[-1:] == b"?" and not query
+    return (scheme, host, port, path, query or None, fragment or None, last_delimiter)
+
+
+def parse_ia_url(url: str | bytes) -> IaUrl:
+    """Split a URL like ``handyurl.parse`` (webarchive-commons ``URLParser``).
+
+    Example: ``parse_ia_url("http://https://order.1and1.com").geturl()`` →
+    ``"https://order.1and1.com"``.
+
+    Raises:
+        ValueError: for an empty (or all-whitespace) URL.
+    """
+    parts = _parse(_to_bytes(url))
+    if parts is None:
+        raise ValueError("empty URL")
+    return IaUrl._make(parts)
+
+
+# --------------------------------------------------------------- escaping helpers
+
+_ALWAYS_SAFE = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~"
+# GoogleURLCanonicalizer.escapeOnce: everything printable except '%' and '#'.
+_ESCAPE_SAFE = b"!\"$&'()*+,-./:;<=>?@[\\]^_`{|}~"
+_ALL_SAFE = _ALWAYS_SAFE + _ESCAPE_SAFE
+
+
+def _escape_once(data: bytes) -> bytes:
+    if not data or not data.rstrip(_ALL_SAFE):
+        return data
+    return quote_from_bytes(data, safe=_ESCAPE_SAFE).encode("ascii")
+
+
+def _unescape_repeatedly(data: bytes) -> bytes:
+    while b"%" in data:
+        decoded = unquote_to_bytes(data)
+        if decoded == data:
+            break
+        data = decoded
+    return data
+
+
+def unescape_repeatedly(text: str | bytes) -> str | bytes:
+    """Percent-decode until nothing changes (``GoogleURLCanonicalizer.unescapeRepeatedly``).
+
+    Example: ``unescape_repeatedly("%25%32%35")`` → ``"%"``; malformed escapes stay:
+    ``"%2"`` → ``"%2"``. Returns the type it was given (``str`` is handled as UTF-8).
+    """
+    out = _unescape_repeatedly(_to_bytes(text))
+    return out if isinstance(text, bytes) else _to_str(out)
+
+
+def _normalize_path(path: bytes | None) -> bytes:
+    """GoogleURLCanonicalizer.normalizePath: resolve '.' and '..', drop empty segments."""
+    if not path:
+        return b"/"
+    if path[:1] == b"/" and b"//" not in path and b"/." not in path:
+        return path
+    kept: list[bytes] = []
+    for segment in path.split(b"/")[1:]:
+        if segment == b".":
+            continue
+        if segment == b"..":
+            if kept:
+                kept.pop()
+            else:
+                kept.append(segment)
+        else:
+            kept.append(segment)
+    if not kept:
+        return b"/"
+    return b"/" + b"".join(s + b"/" for s in kept[:-1] if s) + kept[-1]
+
+
+# ----------------------------------------------------------------------- IPv4 forms
+
+_DECIMAL_IP = re.compile(rb"[1-9][0-9]*(?:\.[0-9]+){0,3}")
+_OCTAL_IP = re.compile(rb"0[0-7]*(?:\.[0-7]+){0,3}")
+_PART_LIMITS = (0xFFFFFFFF, 0xFFFFFF, 0xFFFF, 0xFF)
+
+
+def _inet_aton(text: bytes) -> bytes | None:
+    """BSD/glibc ``inet_aton``: 1–4 parts, each decimal, ``0``-octal or ``0x``-hex; the
+    last part fills the remaining bytes. Dotted-quad text, or None if invalid."""
+    parts = text.split(b".")
+    if not 1 <= len(parts) <= 4:
+        return None
+    values = []
+    for part in parts:
+        if part[:2] in (b"0x", b"0X"):
+            digits = part[2:]
+            if not digits or digits.strip(b"0123456789abcdefABCDEF"):
+                return None
+            values.append(int(digits, 16))
+        elif part.isdigit():
+            try:
+                values.append(int(part, 8) if part[:1] == b"0" else int(part, 10))
+            except ValueError:  # 8 or 9 in an octal part
+                return None
+        else:
+            return None
+    last = values.pop()
+    if any(v > 0xFF for v in values) or last > _PART_LIMITS[len(values)]:
+        return None
+    number = last
+    for i, v in enumerate(values):
+        number |= v << (24 - 8 * i)
+    return b"%d.%d.%d.%d" % (number >> 24, (number >> 16) & 255, (number >> 8) & 255, number & 255)
+
+
+def _attempt_ip_formats(host: bytes) -> bytes | None:
+    if host.isdigit():
+        # the whole host is a number: mask to 32 bits, as the IA canonicalizer does
+        number = int(host) & 0xFFFFFFFF
+        return b"%d.%d.%d.%d" % (
+            number >> 24,
+            (number >> 16) & 255,
+            (number >> 8) & 255,
+            number & 255,
+        )
+    if _DECIMAL_IP.fullmatch(host) or _OCTAL_IP.fullmatch(host):
+        return _inet_aton(host)
+    return None
+
+
+def attempt_ip_formats(host: str | bytes | None) -> str | bytes | None:
+    """Dotted-quad form of a numeric IPv4 host, or None (``GoogleURLCanonicalizer.attemptIPFormats``).
+
+    A host made only of digits is taken as a 32-bit number (masked to 32 bits, as IA
+    does for broken live-web ARCs): ``"3279880203"`` → ``"195.127.0.11"``. Dotted
+    decimal/octal forms are read the way ``inet_aton`` reads them: ``"017.0.0.1"`` →
+    ``"15.0.0.1"``, ``"10.0.258"`` → ``"10.0.1.2"``; invalid ones (``"1.2.3.256"``) and
+    names (``"www.foo.com"``) give None. Unlike the reference implementations this never
+    asks the system resolver (they call ``gethostbyname``, which for such names only
+    fails after a lookup). Returns the type it was given.
+    """
+    if host is None:
+        return None
+    out = _attempt_ip_formats(_to_bytes(host))
+    if out is None or isinstance(host, bytes):
+        return out
+    return out.decode("ascii")
+
+
+# ------------------------------------------------------------------ Google + IA
+
+
+def _google(parts: _Parts) -> _Parts:
+    scheme, host, port, path, query, _fragment, last_delimiter = parts
+    if query:
+        query = _escape_once(_unescape_repeatedly(query))
+    if host:
+        host = _unescape_repeatedly(host)
+        if not host.isascii():
+            try:
+                host = host.decode("utf-8", "ignore").encode("idna")
+            except ValueError:  # UnicodeError: empty or too long label, …
+                pass
+        if b".." in host:
+            host = host.replace(b"..", b".")
+        host = host.strip(b".")
+        ip = _attempt_ip_formats(host)
+        host = ip if ip else _escape_once(host.lower())
+    if path is not None:
+        path = _unescape_repeatedly(path)
+    if host:
+        path = _normalize_path(path)
+    if path:
+        path = _escape_once(path)
+    return (scheme, host, port, path, query, None, last_delimiter)
+
+
+_WWW_N = re.compile(rb"www\d*\.")
+
+
+def massage_host(host: str) -> str:
+    """Drop one leading ``www.`` or ``wwwN.`` label (``IAURLCanonicalizer.massageHost``).
+
+    Examples: ``"www12.foo.com"`` → ``"foo.com"``; ``"www2foo.com"`` is unchanged;
+    ``"www2.www2foo.com"`` → ``"www2foo.com"``.
+    """
+    m = _WWW_N.match(host.encode("utf-8", "surrogateescape"))
+    return host[m.end() :] if m else host
+
+
+def default_port(scheme: str) -> int:
+    """Default port of a scheme as the IA canonicalizer knows it: 80 for http, 443 for
+    https, 0 (unknown) for anything else (``IAURLCanonicalizer.getDefaultPort``)."""
+    s = scheme.lower()
+    return 80 if s == "http" else 443 if s == "https" else 0
+
+
+def _default_port(scheme: bytes) -> int:
+    s = scheme.lower()
+    return 80 if s == b"http" else 443 if s == b"https" else 0
+
+
+# URLRegexTransformer (Apache-2.0, webarchive-commons): session ids in paths/queries.
+_PATH_SESSION_IDS = (
+    re.compile(rb"(.*/)(\((?:[a-z]\([0-9a-z]{24}\))+\)/)([^?]+\.aspx.*)", re.I | re.S),
+    re.compile(rb"(.*/)(\([0-9a-z]{24}\)/)([^?]+\.aspx.*)", re.I | re.S),
+)
+_QUERY_SESSION_IDS = (
+    re.compile(rb"(.*)(?:jsessionid=[0-9a-zA-Z]{32})(?:&(.*))?", re.I | re.S),
+    re.compile(rb"(.*)(?:phpsessid=[0-9a-zA-Z]{32})(?:&(.*))?", re.I | re.S),
+    re.compile(rb"(.*)(?:sid=[0-9a-zA-Z]{32})(?:&(.*))?", re.I | re.S),
+    re.compile(rb"(.*)(?:aspsessionid[a-zA-Z]{8}=[a-zA-Z]{24})(?:&(.*))?", re.I | re.S),
+    re.compile(rb"(.*)(?:cfid=[^&]+&cftoken=[^&]+)(?:&(.*))?", re.I | re.S),
+)
+
+
+def _strip_path_session_id(path: bytes) -> bytes:
+    if b"(" not in path:
+        return path
+    for pattern in _PATH_SESSION_IDS:
+        m = pattern.fullmatch(path)
+        if m:
+            path = m.group(1) + m.group(3)
+    return path
+
+
+def _strip_query_session_id(query: bytes) -> bytes:
+    lowered = query.lower()
+    if b"sid" not in lowered and b"cfid" not in lowered:
+        return query
+    for pattern in _QUERY_SESSION_IDS:
+        m = pattern.fullmatch(query)
+        if m:
+            query = m.group(1) + m.group(2) if m.group(2) else m.group(1)
+    return query
+
+
+def strip_path_session_id(path: str) -> str:
+    """Remove an ASP.NET cookieless session segment from a path
+    (``URLRegexTransformer.stripPathSessionID``).
+
+    Example: ``"/(S(4hqa0555fwsecu455xqckv45))/mileg.aspx"`` → ``"/mileg.aspx"``.
+    """
+    return _to_str(_strip_path_session_id(_to_bytes(path)))
+
+
+def strip_query_session_id(query: str) -> str:
+    """Remove ``jsessionid=``/``phpsessid=``/``sid=`` (32 alphanumerics),
+    ``ASPSESSIONIDxxxxxxxx=`` (24 letters) and ``CFID=…&CFTOKEN=…`` from a query
+    (``URLRegexTransformer.stripQuerySessionID``; each pattern removes its last match).
+
+    Example: ``"?one=two&phpsessid=0123456789abcdefghijklemopqrstuv&x=y"`` →
+    ``"?one=two&x=y"``.
+    """
+    return _to_str(_strip_query_session_id(_to_bytes(query)))
+
+
+def _alpha_reorder_query(query: bytes) -> bytes:
+    if len(query) <= 1 or (b"&" not in query):
+        return query
+    pairs = sorted(tuple(arg.split(b"=", 1)) for arg in query.split(b"&"))
+    return b"&".join(b"=".join(p) for p in pairs)
+
+
+def alpha_reorder_query(query: str) -> str:
+    """Sort query arguments by name, then value (``IAURLCanonicalizer.alphaReorderQuery``).
+
+    ``"b=b&a=b&b=a&a=a"`` → ``"a=a&a=b&b=a&b=b"``; an argument without ``=`` sorts
+    before the same name with one; empty arguments are kept (``"a=1&"`` → ``"&a=1"``).
+    """
+    return _to_str(_alpha_reorder_query(_to_bytes(query)))
+
+
+def _ia(
+    parts: _Parts,
+    host_massage: bool = True,
+    path_lowercase: bool = True,
+    query_lowercase: bool = True,
+    strip_session_ids: bool = True,
+) -> _Parts:
+    scheme, host, port, path, query, fragment, last_delimiter = parts
+    if host:
+        host = host.lower()
+        if host_massage and scheme != b"dns" and host[:3] == b"www":
+            m = _WWW_N.match(host)
+            if m:
+                host = host[m.end() :]
+    if port is not None and port == _default_port(scheme):
+        port = None
+    if path:
+        if path_lowercase:
+            path = path.lower()
+        if strip_session_ids:
+            path = _strip_path_session_id(path)
+        if len(path) > 1 and path[-1:] == b"/":
+            path = path[:-1]
+    if query:
+        if strip_session_ids:
+            query = _strip_query_session_id(query)
+        if query_lowercase:
+            query = query.lower()
+        query = _alpha_reorder_query(query) or None
+    else:
+        last_delimiter = False
+    return (scheme, host, port, path, query, None, last_delimiter)
+
+
+# ---------------------------------------------------------------------- rendering
+
+
+def _render_url(parts: _Parts) -> bytes:
+    scheme, host, port, path, query, fragment, last_delimiter = parts
+    out = scheme + b":"
+    if host:
+        if scheme != b"dns":
+            out += b"//"
+        out += host
+        if port is not None:
+            out += b":%d" % port
+    if path:
+        out += path
+    elif query is not None or fragment is not None:
+        out += b"/"
+    if query is not None:
+        out += b"?" + query
+    if fragment is not None:
+        out += b"#" + fragment
+    if last_delimiter:
+        out += b"?"
+    return out
+
+
+def _to_bytes(url: str | bytes) -> bytes:
+    if isinstance(url, bytes):
+        return url
+    try:
+        return url.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return url.encode("utf-8", "surrogatepass")
+
+
+def _to_str(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+# ----------------------------------------------------------------- public entries
+
+
+def google_canonicalize(url: str | bytes) -> str:
+    """Google Safe Browsing canonicalization as implemented by ``GoogleURLCanonicalizer``.
+
+    Examples: ``"http://host/%25%32%35"`` → ``"http://host/%25"``;
+    ``"http://3279880203/blah"`` → ``"http://195.127.0.11/blah"``;
+    ``"www.google.com"`` → ``"http://www.google.com/"``; ``"☃.com"`` →
+    ``"http://xn--n3h.com/"``. Returns ``""`` for an empty URL. Never raises for text
+    input.
+    """
+    parts = _parse(_to_bytes(url))
+    return "" if parts is None else _to_str(_render_url(_google(parts)))
+
+
+def ia_canonicalize(
+    url: str | bytes,
+    *,
+    host_massage: bool = True,
+    path_lowercase: bool = True,
+    query_lowercase: bool = True,
+    strip_session_ids: bool = True,
+) -> str:
+    """IA canonicalization alone (``IAURLCanonicalizer``), without the Google step.
+
+    Examples: ``"http://www.archive.org:80/"`` → ``"http://archive.org/"``;
+    ``"https://www.archive.org:80/"`` → ``"https://archive.org:80/"``;
+    ``"http://example.com/foo?X=Y"`` → ``"http://example.com/foo?x=y"`` (or
+    ``?X=Y`` with ``query_lowercase=False``). The fragment is dropped (as the Java
+    ``hashStrip`` option does). Returns ``""`` for an empty URL.
+    """
+    parts = _parse(_to_bytes(url))
+    if parts is None:
+        return ""
+    return _to_str(
+        _render_url(_ia(parts, host_massage, path_lowercase, query_lowercase, strip_session_ids))
+    )
+
+
+def canonicalize(
+    url: str | bytes,
+    *,
+    host_massage: bool = True,
+    path_lowercase: bool = True,
+    query_lowercase: bool = True,
+    strip_session_ids: bool = True,
+) -> str:
+    """Default IA canonicalization (Google, then IA) — the URL behind the CDX URL key.
+
+    Examples: ``"http://www34.archive.org/index.html?b=a&b=b&a=b"`` →
+    ``"http://archive.org/index.html?a=b&b=a&b=b"``; ``"dns:www.archive.org"`` is
+    unchanged. Returns ``""`` for an empty URL; never raises for text input.
+    Source: ``DefaultIAURLCanonicalizer`` (webarchive-commons), python ``surt``.
+    """
+    parts = _parse(_to_bytes(url))
+    if parts is None:
+        return ""
+    parts = _ia(_google(parts), host_massage, path_lowercase, query_lowercase, strip_session_ids)
+    return _to_str(_render_url(parts))

@@ -1,0 +1,90 @@
+"""URL normalization and reference resolution for the crawler.
+
+Parsing follows the WHATWG URL Standard (what browsers do with the links the crawler
+extracts), through ``ada_url`` (a maintained, WPT-conformant C++ parser): scheme and
+host lowercased, hosts IDNA-encoded (UTS #46), IPv4 forms such as ``0x7f.1`` turned into
+dotted quads, default ports removed, dot segments resolved, characters that need it
+percent-encoded. On top of that :func:`normalize` applies the RFC 3986 §6.2.2
+percent-encoding normalizations (escapes of unreserved characters decoded, hex digits
+uppercased) and drops the fragment, so that equivalent URLs compare equal.
+
+This is the crawler's notion of "the same URL". The CDX URL key
+(:func:`webark.url.cdx_key`) is a different, much more aggressive canonicalization.
+"""
+
+from __future__ import annotations
+
+import re
+
+import ada_url
+
+from webark.url.errors import InvalidURLError
+
+__all__ = ["join", "normalize", "normalize_percent_encoding"]
+
+_PERCENT_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _fix_escape(m: re.Match[str]) -> str:
+    hexdigits = m.group(1)
+    char = chr(int(hexdigits, 16))
+    return char if char in _UNRESERVED else "%" + hexdigits.upper()
+
+
+def normalize_percent_encoding(text: str) -> str:
+    """RFC 3986 §6.2.2.1 and §6.2.2.2: uppercase the hex digits of every ``%XX`` escape
+    and decode the escapes of unreserved characters (``A–Z a–z 0–9 - . _ ~``).
+
+    Example: ``"/%7euser/%2fa%2Fb%41"`` → ``"/~user/%2Fa%2FbA"``. A ``%`` that is not
+    followed by two hex digits is left alone.
+    """
+    if "%" not in text:
+        return text
+    return _PERCENT_ESCAPE.sub(_fix_escape, text)
+
+
+def normalize(url: str) -> str:
+    """Normalize an absolute URL: WHATWG parsing + RFC 3986 percent-encoding
+    normalization, without the fragment.
+
+    Examples::
+
+        normalize("HTTP://www.Example.COM:80/a/./b/../c?q=%7e#top")
+            == "http://www.example.com/a/c?q=~"
+        normalize("http://Bücher.ch/x y") == "http://xn--bcher-kva.ch/x%20y"
+        normalize("http://0x7f.1/") == "http://127.0.0.1/"
+
+    Raises:
+        InvalidURLError: the input is not an absolute URL the WHATWG parser accepts
+            (e.g. ``"http://[::1"``, ``"/relative"``, ``"http://a b/"``).
+
+    Source: WHATWG URL Standard (basic URL parser, URL serializer); RFC 3986 §6.2.2.
+    """
+    try:
+        parsed = ada_url.URL(url)
+    except ValueError as exc:
+        raise InvalidURLError(url) from exc
+    parsed.hash = ""
+    return normalize_percent_encoding(parsed.href)
+
+
+def join(base: str, ref: str) -> str:
+    """Resolve a reference (e.g. an extracted link) against a base URL, the way a
+    browser does (WHATWG URL Standard; for ordinary http(s) URLs the same result as
+    RFC 3986 §5.2).
+
+    Examples: ``join("http://a/b/c/d;p?q", "../g")`` → ``"http://a/b/g"``;
+    ``join("http://a/b", "//c/d")`` → ``"http://c/d"``; an absolute ``ref`` replaces the
+    base. The fragment of ``ref`` is kept; pass the result to :func:`normalize` to drop
+    it.
+
+    Raises:
+        InvalidURLError: the base is not a valid absolute URL or the result is not a
+            valid URL (e.g. ``join("http://a/", "http://[::1")``).
+    """
+    try:
+        joined: str = ada_url.join_url(base, ref)
+    except ValueError as exc:
+        raise InvalidURLError(ref, f"cannot resolve against {base!r}") from exc
+    return joined
