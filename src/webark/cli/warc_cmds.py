@@ -146,3 +146,23 @@ def repair_cmd(files: tuple[str, ...], keep_name: bool) -> None:
         err.print(f"{path}: kept {res.records_kept} records, cut {res.bytes_cut} bytes"
                   + (f" (saved to {res.tail_path})" if res.tail_path else "")
                   + f" -> {res.new_path}")
+
+
+@warc.command("recompress")
+@click.argument("src", type=click.Path(exists=True, dir_okay=False))
+@click.argument("dst", type=click.Path(dir_okay=False))
+def recompress_cmd(src: str, dst: str) -> None:
+    """Rewrite SRC as DST with one compressed member per record (DST's extension picks
+    the codec: .warc.gz, .warc.zst or .warc). Fixes whole-file gzip and misaligned
+    members; migrates ARC to WARC/1.1 keeping every record and its ARC header line."""
+    from webark.warc.convert import recompress
+
+    try:
+        res = recompress(src, dst)
+    except (FileExistsError, ValueError) as e:
+        raise click.ClickException(str(e)) from e
+    for p in res.problems:
+        if p.severity == "error":
+            err.print(f"[yellow]{p}[/]", soft_wrap=True)
+    err.print(f"{src} -> {dst}: {res.records_in} records read, {res.records_out} written, "
+              f"{res.bytes_out} bytes", soft_wrap=True)

@@ -68,7 +68,10 @@ def iter_arc(f: BinaryIO, path: str, gz: bool) -> Iterator[WarcRecord]:
         except StopIteration:
             return
         except ArchiveLoadFailed as e:
-            raise ArcStop(Problem("error", "bad-arc-record", str(e), path, None)) from e
+            # warcio's ``offset`` is where the record it could not parse begins
+            where = getattr(it, "offset", None)
+            raise ArcStop(Problem("error", "bad-arc-record", str(e).strip(), path,
+                                  where if isinstance(where, int) else None)) from e
         body = rec.raw_stream.read()
         offset = it.get_record_offset()
         length = it.get_record_length()

@@ -20,6 +20,9 @@ from webark.warc.streams import Compression, LogicalStream
 
 _VERSION_RE = re.compile(rb"^WARC/(\d+\.\d+)\s*$", re.IGNORECASE)
 _RESYNC_RE = re.compile(rb"WARC/\d+\.\d+\r*\n", re.IGNORECASE)
+_INNER_RECORD_RE = re.compile(rb"WARC/\d+\.\d+\r?\n[!-9;-~]+:")
+"""A version line followed by a field name: where a record starts inside the declared
+block of a record that was cut short (a crashed writer's file appended to)."""
 MAX_HEADER_BYTES = 1 << 20
 """A WARC header larger than this (bytes) is treated as garbage."""
 
@@ -40,15 +43,20 @@ class CarefulReader:
     def __init__(self, f: BinaryIO, path: str, compression: Compression, base: int = 0):
         self.path = path
         self.problems: list[Problem] = []
-        self._pending: list[Problem] = []
+        self._current: list[Problem] | None = None
         self.stream = LogicalStream(f, compression, self._stream_problem, base=base)
         self.compression = compression
         self.not_seekable = False
+        self.misaligned = False
 
     def _stream_problem(self, code: str, message: str, offset: int | None) -> None:
+        # A stream problem found while a record is being read belongs to that record;
+        # one found between records (a corrupt member dropped whole, garbage skipped)
+        # is a file-level problem only.
         p = Problem("error", code, message, self.path, offset)
         self.problems.append(p)
-        self._pending.append(p)
+        if self._current is not None:
+            self._current.append(p)
 
     def _report(self, severity: Severity, code: str, message: str, offset: int | None,
                 into: list[Problem] | None = None) -> Problem:
@@ -62,7 +70,7 @@ class CarefulReader:
         s = self.stream
         while True:
             # skip blank lines between records (lenient) and detect EOF
-            ws_start = s.tell()
+            self._current = None
             while True:
                 c = s.peek(1)
                 if c in (b"\r", b"\n"):
@@ -73,13 +81,20 @@ class CarefulReader:
                 return
             start = s.tell()
             offset, exact = s.stored_offset(start)
+            mine: list[Problem] = []
+            self._current = mine
             if not exact and self.compression != "none":
                 m = s.member_at(start)
                 # a member that starts with the previous record's CRLF CRLF is still a
                 # usable seek point: readers skip blank lines before a version line
-                exact = m is not None and ws_start <= m.u_start <= start
-            mine: list[Problem] = self._pending
-            self._pending = []
+                exact = m is not None and m.ws_done and m.u_start + m.ws == start
+                if exact and not self.misaligned and s.peek(5).upper() == b"WARC/":
+                    self.misaligned = True
+                    self._report(
+                        "warning", "misaligned-members",
+                        "a compressed member starts with the end of the previous record "
+                        "(member boundaries do not match record boundaries); offsets still "
+                        "work; fix with `webark warc recompress`", offset, mine)
             if s.peek(5).upper() != b"WARC/":
                 self._report("error", "not-a-record",
                              f"expected a WARC version line, found {s.peek(24)!r}; "
@@ -117,16 +132,34 @@ class CarefulReader:
                 continue
             block_start = s.tell()
             block = self._read_block(clen)
-            if block.size < clen:
-                self._report("error", "truncated-record",
-                             f"block has {block.size} of {clen} bytes (file ends early)",
-                             offset, mine)
             end_ok = self._read_trailer(offset, mine, block.size == clen)
+            if not end_ok:
+                # The framing is broken: the Content-Length is wrong or the record was
+                # cut short. If another record starts inside the block, the record was
+                # cut there: keep what is before it and go on from it.
+                inner = self._record_inside(block)
+                if inner is not None:
+                    s.unread(block.read_all()[inner:])
+                    block = Block(block.read_all()[:inner])
+                    end_ok = True
+                    self._report("error", "truncated-record",
+                                 f"block has {inner} of {clen} bytes: the next record "
+                                 "starts inside the declared block", offset, mine)
+                elif block.size < clen:
+                    self._report("error", "truncated-record",
+                                 f"block has {block.size} of {clen} bytes (file ends early)",
+                                 offset, mine)
+                else:
+                    self._report("error", "content-length-mismatch",
+                                 f"the block is not followed by CRLF CRLF (found "
+                                 f"{s.peek(4)!r}): the Content-Length is probably wrong; "
+                                 "resynchronising", offset, mine)
             end = s.tell()
             if self.compression == "none":
                 length = block_start - start + block.size
             else:
                 length = s.stored_end(end) - offset if exact else -1
+            self._current = None
             yield WarcRecord(headers=headers, block=block, version=version, path=self.path,
                              offset=offset, length=length, forgiven=tuple(mine))
             if not end_ok:
@@ -152,6 +185,11 @@ class CarefulReader:
         fields: list[tuple[str, str]] = []
         total = len(first)
         while True:
+            if _RESYNC_RE.match(s.peek(16)):
+                self._report("error", "truncated-header",
+                             "the WARC header ends without an empty line: the next record "
+                             "starts here", offset, mine)
+                return None
             line = s.readline()
             total += len(line)
             if not line:
@@ -171,7 +209,8 @@ class CarefulReader:
             text = line.rstrip(b"\r\n")
             if text[:1] in (b" ", b"\t") and fields:
                 name, value = fields[-1]
-                fields[-1] = (name, value + " " + text.strip().decode("utf-8", "replace"))
+                more = text.strip().decode("utf-8", "replace")
+                fields[-1] = (name, f"{value} {more}" if value else more)
                 folded = True
                 continue
             name, sep, value = text.partition(b":")
@@ -208,7 +247,7 @@ class CarefulReader:
             self._report("forgiven", "cr-cr-lf-record-end",
                          "record ends with CR CR LF CR CR LF", offset, mine)
             return True
-        if tail[:2] == b"\r\n" and s.peek(7)[2:7] == b"WARC/":
+        if tail[:2] == b"\r\n" and (tail == b"\r\n" or _RESYNC_RE.match(s.peek(18)[2:])):
             s.read(2)
             self._report("error", "single-crlf-after-block",
                          "only one CRLF after the block (two required)", offset, mine)
@@ -217,19 +256,31 @@ class CarefulReader:
             self._report("error", "missing-record-end",
                          "file ends right after the block (CRLF CRLF missing)", offset, mine)
             return True
-        self._report("error", "content-length-mismatch",
-                     f"the block is not followed by CRLF CRLF (found {tail!r}): the "
-                     "Content-Length is probably wrong; resynchronising", offset, mine)
+        if _RESYNC_RE.match(s.peek(16)):
+            self._report("error", "missing-record-end",
+                         "the next record starts right after the block (CRLF CRLF missing)",
+                         offset, mine)
+            return True
         return False
 
     def _resync(self) -> None:
-        """Advance to the next ``WARC/x.y`` version line."""
+        """Advance to the next ``WARC/x.y`` version line (which may be right here)."""
         s = self.stream
+        if _RESYNC_RE.match(s.peek(16)):
+            return
         s.read(1)
         while s.find(b"WARC/") >= 0:
             if _RESYNC_RE.match(s.peek(16)):
                 return
             s.read(1)
+
+    def _record_inside(self, block: Block) -> int | None:
+        """Index of a record start inside an in-memory block (its version line may run
+        past the block's end), or None."""
+        if not block.in_memory:
+            return None
+        m = _INNER_RECORD_RE.search(block.read_all() + self.stream.peek(256))
+        return m.start() if m and m.start() < block.size else None
 
     def _read_block(self, clen: int) -> Block:
         s = self.stream

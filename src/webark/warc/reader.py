@@ -113,7 +113,8 @@ class ArchiveReader:
         size = os.fstat(f.fileno()).st_size
         fd = f.fileno()
         it = FastIterator(f, record_types=WarcRecordType.any_type, parse_http=False)
-        prev: tuple[str, list[tuple[str, str]], Block, int] | None = None
+        # (version line, fields, block, offset, end of block in the file if uncompressed)
+        prev: tuple[str, list[tuple[str, str]], Block, int, int] | None = None
         handover: int | None = None
         iterator = iter(it)
         while True:
@@ -138,11 +139,13 @@ class ArchiveReader:
                 prev = None
                 break
             if prev is not None:
-                if not gz and os.pread(fd, 4, pos - 4) != b"\r\n\r\n":
+                # uncompressed: the previous block must be followed by exactly CRLF CRLF
+                # (and blank lines) up to this record, else its length is not known
+                if not gz and not _ends_cleanly(fd, prev[4], pos):
                     handover = prev[3]
                     prev = None
                     break
-                yield self._fast_record(prev, pos - prev[3] - (0 if gz else 4))
+                yield self._fast_record(prev, pos - prev[3] if gz else prev[4] - prev[3])
             hdr = r.headers
             clen_s = hdr.get("Content-Length")
             if clen_s is None or not clen_s.strip().isdigit():
@@ -156,23 +159,59 @@ class ArchiveReader:
                 handover = pos
                 prev = None
                 break
-            prev = (hdr.status_line, hdr.astuples(), block, pos)
+            end = -1
+            if not gz:
+                head_len = _head_length(fd, pos)
+                if head_len is None:
+                    handover = pos
+                    prev = None
+                    break
+                end = pos + head_len + clen
+            prev = (hdr.status_line, hdr.astuples(), block, pos, end)
         if prev is not None:
-            end_ok = gz or os.pread(fd, 4, size - 4) == b"\r\n\r\n"
-            if end_ok:
-                yield self._fast_record(prev, size - prev[3] - (0 if gz else 4))
+            if gz or _ends_cleanly(fd, prev[4], size):
+                yield self._fast_record(prev, size - prev[3] if gz else prev[4] - prev[3])
             else:
                 handover = prev[3]
         if handover is not None and handover < size:
             self.engine = "fast+careful"
             yield from self._iter_careful(f, handover)
 
-    def _fast_record(self, prev: tuple[str, list[tuple[str, str]], Block, int],
+    def _fast_record(self, prev: tuple[str, list[tuple[str, str]], Block, int, int],
                      length: int) -> WarcRecord:
-        version, fields, block, offset = prev
+        version, fields, block, offset, _end = prev
         self.records_read += 1
         return WarcRecord(headers=WarcHeaders(fields), block=block, version=version,
                           path=self.path, offset=offset, length=length)
+
+
+_MAX_GAP = 1 << 12
+
+
+def _head_length(fd: int, pos: int) -> int | None:
+    """Length of the WARC header (version line to the empty line, CRLF endings) of the
+    uncompressed record at ``pos``, or None (LF-only lines, over 1 MiB: not for the fast
+    path)."""
+    n = 1 << 12
+    while n <= 1 << 20:
+        data = os.pread(fd, n, pos)
+        i = data.find(b"\r\n\r\n")
+        if i >= 0:
+            return i + 4
+        if len(data) < n:
+            return None
+        n <<= 2
+    return None
+
+
+def _ends_cleanly(fd: int, end: int, next_pos: int) -> bool:
+    """True when the bytes from the end of a block to ``next_pos`` (the next record or
+    the end of the file) are CRLF CRLF, optionally followed by more blank lines."""
+    gap = next_pos - end
+    if gap < 4 or gap > _MAX_GAP:
+        return False
+    data = os.pread(fd, gap, end)
+    return data[:4] == b"\r\n\r\n" and not data[4:].strip(b"\r\n")
 
 
 def iter_records(path: str | os.PathLike[str], careful: bool = False) -> Iterator[WarcRecord]:

@@ -161,7 +161,12 @@ class LogicalStream:
             try:
                 out = dec.decompress(chunk)  # type: ignore[attr-defined]
             except (zlib.error, zstandard.ZstdError) as e:
-                m = self.members.pop()
+                m = self.members[-1]
+                # a member that already produced bytes is kept (closed where the next
+                # member starts) so that those bytes still map to its offset
+                produced = self._upos_read > m.u_start
+                if not produced:
+                    self.members.pop()
                 self._dec = None
                 self._on_problem("bad-member", f"corrupt {self.compression} member: {e}",
                                  m.c_start)
@@ -169,6 +174,8 @@ class LogicalStream:
                 self._cpos = m.c_start + 1
                 self._pending = b""
                 self._resync_member(b"", "after corrupt member")
+                if produced:
+                    m.c_end, m.u_end = self._cpos, self._upos_read
                 continue
             if out:
                 m = self.members[-1]
