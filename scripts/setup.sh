@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
-[ "${WEBARK_SKIP_APT:-0}" = 1 ] || {
-  [ -d /usr/share/doc/python3.11/html ] || [ -d /usr/share/doc/python3-doc/html ] || need_apt+=(python3-doc)
-}
+# The crawl demo site (Debian's python3-doc, 530 HTML pages) is installed on request.
+if [ "${WEBARK_DEMO_SITE:-0}" = 1 ]; then
+  [ -d /usr/share/doc/python3/html ] || [ -d /usr/share/doc/python3.11/html ] || need_apt+=(python3-doc)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: apt-get install ${need_apt[*]}" >&2
