@@ -10,6 +10,7 @@ from rich.console import Console
 
 from webark.core.errors import FormatError
 from webark.warc.reader import ArchiveReader, read_record_at
+from webark.warc.record import Problem, WarcRecord
 
 err = Console(stderr=True, highlight=False)
 
@@ -19,7 +20,7 @@ def warc() -> None:
     """Tools for WARC (1.0, 1.1, 0.17/0.18) and ARC files: gz, zst or uncompressed."""
 
 
-def _ls_row(path: str, rec) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _ls_row(path: str, rec: WarcRecord) -> dict[str, object]:
     h = rec.headers
     return {
         "file": path, "offset": rec.offset, "length": rec.length, "type": rec.type,
@@ -73,13 +74,13 @@ def check_cmd(files: tuple[str, ...], as_json: bool, no_digests: bool,
         _print_problems(problems, show_forgiven, all_warnings)
         ok_digests = sum(1 for r in rep.records for d in r.digests if d.status == "ok")
         status = "[green]OK[/]" if rep.ok else "[red]INVALID[/]"
-        err.print(soft_wrap=True, *[f"{status} {path}: {len(rep.records)} records "
-                  f"({', '.join(f'{k} {v}' for k, v in sorted(rep.counts.items()))}), "
-                  f"{len(rep.errors)} errors, {ok_digests} digests verified"])
+        types = ", ".join(f"{k} {v}" for k, v in sorted(rep.counts.items()))
+        err.print(f"{status} {path}: {len(rep.records)} records ({types}), "
+                  f"{len(rep.errors)} errors, {ok_digests} digests verified", soft_wrap=True)
     sys.exit(1 if failed else 0)
 
 
-def _print_problems(problems: list, show_forgiven: bool, all_warnings: bool) -> None:  # type: ignore[type-arg]
+def _print_problems(problems: list[Problem], show_forgiven: bool, all_warnings: bool) -> None:
     """Errors one per line; warnings and forgiven items condensed per code unless asked."""
     counts: dict[tuple[str, str], int] = {}
     for p in problems:

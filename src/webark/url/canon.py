@@ -33,7 +33,7 @@ Pipeline (``DefaultIAURLCanonicalizer`` = Google then IA):
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import NamedTuple, overload
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
 __all__ = [
@@ -255,6 +255,8 @@ def _inet_aton(text: bytes) -> bytes | None:
 
 
 def _attempt_ip_formats(host: bytes) -> bytes | None:
+    if not host[-1:].isdigit():  # names end in a letter: skip the regexes
+        return None
     if host.isdigit():
         # the whole host is a number: mask to 32 bits, as the IA canonicalizer does
         number = int(host) & 0xFFFFFFFF
@@ -367,7 +369,7 @@ def _strip_path_session_id(path: bytes) -> bytes:
 
 def _strip_query_session_id(query: bytes) -> bytes:
     lowered = query.lower()
-    if b"sid" not in lowered and b"cfid" not in lowered:
+    if b"sid" not in lowered and b"sessionid" not in lowered and b"cfid" not in lowered:
         return query
     for pattern in _QUERY_SESSION_IDS:
         m = pattern.fullmatch(query)
@@ -403,12 +405,19 @@ def _alpha_reorder_query(query: bytes) -> bytes:
     return b"&".join(b"=".join(p) for p in pairs)
 
 
-def alpha_reorder_query(query: str) -> str:
+@overload
+def alpha_reorder_query(query: str) -> str: ...
+@overload
+def alpha_reorder_query(query: None) -> None: ...
+def alpha_reorder_query(query: str | None) -> str | None:
     """Sort query arguments by name, then value (``IAURLCanonicalizer.alphaReorderQuery``).
 
     ``"b=b&a=b&b=a&a=a"`` → ``"a=a&a=b&b=a&b=b"``; an argument without ``=`` sorts
     before the same name with one; empty arguments are kept (``"a=1&"`` → ``"&a=1"``).
+    ``None`` (no query) gives ``None``.
     """
+    if query is None:
+        return None
     return _to_str(_alpha_reorder_query(_to_bytes(query)))
 
 

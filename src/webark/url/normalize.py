@@ -15,6 +15,7 @@ This is the crawler's notion of "the same URL". The CDX URL key
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import ada_url
 
@@ -23,13 +24,22 @@ from webark.url.errors import InvalidURLError
 __all__ = ["join", "normalize", "normalize_percent_encoding"]
 
 _PERCENT_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_BARE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_UNRESERVED_NOT_HEX = _UNRESERVED - frozenset("0123456789ABCDEFabcdef")
 
 
-def _fix_escape(m: re.Match[str]) -> str:
-    hexdigits = m.group(1)
-    char = chr(int(hexdigits, 16))
-    return char if char in _UNRESERVED else "%" + hexdigits.upper()
+def _fixer(decodable: frozenset[str]) -> Callable[[re.Match[str]], str]:
+    def fix(m: re.Match[str]) -> str:
+        hexdigits = m.group(1)
+        char = chr(int(hexdigits, 16))
+        return char if char in decodable else "%" + hexdigits.upper()
+
+    return fix
+
+
+_FIX_ALL = _fixer(_UNRESERVED)
+_FIX_NOT_HEX = _fixer(_UNRESERVED_NOT_HEX)
 
 
 def normalize_percent_encoding(text: str) -> str:
@@ -37,11 +47,15 @@ def normalize_percent_encoding(text: str) -> str:
     and decode the escapes of unreserved characters (``A–Z a–z 0–9 - . _ ~``).
 
     Example: ``"/%7euser/%2fa%2Fb%41"`` → ``"/~user/%2Fa%2FbA"``. A ``%`` that is not
-    followed by two hex digits is left alone.
+    followed by two hex digits is left alone; while the text has such a bare ``%``,
+    escapes of hex digits are not decoded either, since that could turn
+    ``%%36%31`` (``%``, ``6``, ``1``) into a new escape ``%61``. The function is
+    idempotent.
     """
     if "%" not in text:
         return text
-    return _PERCENT_ESCAPE.sub(_fix_escape, text)
+    fix = _FIX_NOT_HEX if _BARE_PERCENT.search(text) else _FIX_ALL
+    return _PERCENT_ESCAPE.sub(fix, text)
 
 
 def normalize(url: str) -> str:

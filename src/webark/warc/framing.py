@@ -10,6 +10,7 @@ values (WARC 0.17/0.18 files), leading blank lines between records.
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -139,8 +140,7 @@ class CarefulReader:
                 # cut there: keep what is before it and go on from it.
                 inner = self._record_inside(block)
                 if inner is not None:
-                    s.unread(block.read_all()[inner:])
-                    block = Block(block.read_all()[:inner])
+                    block = self._split_block(block, inner)
                     end_ok = True
                     self._report("error", "truncated-record",
                                  f"block has {inner} of {clen} bytes: the next record "
@@ -158,7 +158,8 @@ class CarefulReader:
             if self.compression == "none":
                 length = block_start - start + block.size
             else:
-                length = s.stored_end(end) - offset if exact else -1
+                stored_end = s.stored_end(end) if exact else -1
+                length = stored_end - offset if stored_end >= 0 else -1
             self._current = None
             yield WarcRecord(headers=headers, block=block, version=version, path=self.path,
                              offset=offset, length=length, forgiven=tuple(mine))
@@ -195,6 +196,14 @@ class CarefulReader:
             if not line:
                 self._report("error", "truncated-header", "file ends inside the WARC header",
                              offset, mine)
+                return None
+            cut = _RESYNC_RE.search(line, 1)
+            if cut is not None and cut.end() == len(line):
+                # the header was cut short and the next record glued onto this line
+                s.unread(line[cut.start() :])
+                self._report("error", "truncated-header",
+                             "the WARC header was cut short: the next record starts inside "
+                             "a header line", offset, mine)
                 return None
             if total > MAX_HEADER_BYTES:
                 self._report("error", "header-too-long", "no end of WARC header within 1 MiB",
@@ -275,12 +284,39 @@ class CarefulReader:
             s.read(1)
 
     def _record_inside(self, block: Block) -> int | None:
-        """Index of a record start inside an in-memory block (its version line may run
-        past the block's end), or None."""
-        if not block.in_memory:
-            return None
-        m = _INNER_RECORD_RE.search(block.read_all() + self.stream.peek(256))
-        return m.start() if m and m.start() < block.size else None
+        """Index of the first record start inside a block (its version line may run past
+        the block's end), or None."""
+        tail = self.stream.peek(256)
+        if block.in_memory:
+            m = _INNER_RECORD_RE.search(block.read_all() + tail)
+            return m.start() if m and m.start() < block.size else None
+        with block.open() as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            m = _INNER_RECORD_RE.search(mm, 0, block.size)
+            if m:
+                return m.start()
+            edge = max(0, block.size - 64)
+            m = _INNER_RECORD_RE.search(mm[edge : block.size] + tail)
+        return edge + m.start() if m and edge + m.start() < block.size else None
+
+    def _split_block(self, block: Block, at: int) -> Block:
+        """Put the bytes of ``block`` from ``at`` back into the stream; return the rest."""
+        if block.in_memory:
+            data = block.read_all()
+            self.stream.unread(data[at:])
+            return Block(data[:at])
+        with block.open() as f:
+            f.seek(at)
+            self.stream.unread(f.read())
+            f.seek(0)
+            remaining = at
+
+            def bounded(n: int) -> bytes:
+                nonlocal remaining
+                chunk = f.read(min(n, remaining))
+                remaining -= len(chunk)
+                return chunk
+
+            return Block.from_reader(bounded, SPOOL_LIMIT)
 
     def _read_block(self, clen: int) -> Block:
         s = self.stream

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_STATUS_RE = re.compile(rb"^([A-Za-z][A-Za-z0-9]*/\d+(?:\.\d+)?)[ \t]+(\d{3})(?:[ \t]+(.*?))?[ \t]*$")
+_STATUS_RE = re.compile(
+    rb"^([A-Za-z][A-Za-z0-9]*/\d+(?:\.\d+)?)[ \t]+(\d{3})(?:[ \t]+(.*?))?[ \t]*$"
+)
 _REQUEST_RE = re.compile(rb"^([!#$%&'*+\-.^_`|~0-9A-Za-z]+)[ \t]+(\S+)(?:[ \t]+(\S+))?[ \t]*$")
 
 

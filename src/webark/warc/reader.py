@@ -28,7 +28,12 @@ from webark.warc.arc import ArcStop, iter_arc, looks_like_arc
 from webark.warc.framing import CarefulReader
 from webark.warc.headers import WarcHeaders
 from webark.warc.record import SPOOL_LIMIT, Block, Problem, WarcRecord
-from webark.warc.streams import Compression, LogicalStream, detect_compression
+from webark.warc.streams import (
+    Compression,
+    LogicalStream,
+    detect_compression,
+    read_zstd_dictionary,
+)
 
 
 class ArchiveReader:
@@ -153,8 +158,13 @@ class ArchiveReader:
                 prev = None
                 break
             clen = int(clen_s)
-            block = Block(r.reader.read()) if clen <= SPOOL_LIMIT else \
-                Block.from_reader(r.reader.read, SPOOL_LIMIT)
+            try:
+                block = Block(r.reader.read()) if clen <= SPOOL_LIMIT else \
+                    Block.from_reader(r.reader.read, SPOOL_LIMIT)
+            except Exception:  # a corrupt gzip member inside the block (OSError)
+                handover = pos
+                prev = None
+                break
             if block.size != clen:
                 handover = pos
                 prev = None
@@ -240,11 +250,15 @@ def read_record_at(path: str | os.PathLike[str], offset: int) -> WarcRecord:
                 if rec.offset == offset:
                     return rec
             raise FormatError("no ARC record starts here", p, offset)
+        zdict = read_zstd_dictionary(f) if compression == "zstd" else None
         f.seek(offset)
-        reader = CarefulReader(f, p, compression if offset == 0 else
-                               detect_compression(f.read(8)), base=offset)
-        f.seek(offset)
-        reader = CarefulReader(f, p, reader.compression, base=offset)
+        if offset != 0:
+            compression = detect_compression(f.read(8))
+            f.seek(offset)
+        reader = CarefulReader(f, p, compression, base=offset)
+        if zdict is not None and compression == "zstd":
+            # frames compressed with the file's dictionary cannot be read without it
+            reader.stream.use_dictionary(zdict)
         for rec in reader:
             if rec.offset != offset:
                 break

@@ -12,10 +12,10 @@ import io
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from collections.abc import Callable
 from typing import BinaryIO, Literal
 
 from webark.warc.headers import WarcHeaders
@@ -78,24 +78,24 @@ class Block:
     @classmethod
     def from_reader(cls, read: Callable[[int], bytes], limit: int = SPOOL_LIMIT) -> Block:
         """Build a block by calling ``read(n)`` until it returns b''."""
-        reader = read  # a callable read(n) -> bytes
-        first = reader(limit + 1)
+        first = read(limit + 1)
         if len(first) <= limit:
-            rest = reader(1)
+            rest = read(1)
             if not rest:
                 return cls(first)
             first += rest
-        tmp = tempfile.TemporaryFile(prefix="webark-block-")
+        # the temporary file lives as long as the Block: no context manager here
+        tmp = tempfile.TemporaryFile(prefix="webark-block-")  # noqa: SIM115
         tmp.write(first)
         size = len(first)
         while True:
-            chunk = reader(1 << 20)
+            chunk = read(1 << 20)
             if not chunk:
                 break
             tmp.write(chunk)
             size += len(chunk)
         tmp.seek(0)
-        return cls(file=tmp, size=size)  # type: ignore[arg-type]
+        return cls(file=tmp, size=size)
 
     @property
     def in_memory(self) -> bool:

@@ -23,6 +23,21 @@ GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 ZSTD_DICT_MAGIC = 0x184D2A5D
 _CHUNK = 1 << 16
+_END_SLACK = 1 << 16
+
+
+def read_zstd_dictionary(f: BinaryIO) -> bytes | None:
+    """The dictionary a ``.warc.zst`` file carries in a leading skippable frame with
+    magic 0x184D2A5D (IIPC proposal), or None. Leaves ``f`` positioned at its start."""
+    f.seek(0)
+    head = f.read(8)
+    data = None
+    if len(head) == 8:
+        magic, size = struct.unpack("<II", head)
+        if magic == ZSTD_DICT_MAGIC:
+            data = f.read(size)
+    f.seek(0)
+    return data
 
 
 def detect_compression(head: bytes) -> Compression:
@@ -123,11 +138,22 @@ class LogicalStream:
             if not chunk:
                 if self._dec is not None:
                     m = self.members[-1]
+                    self._dec = None
+                    nxt = self._find_magic(m.c_start + 1, self._cpos)
+                    if nxt >= 0:
+                        # a member cut short and followed by others (a file appended to
+                        # after a crash): its tail swallowed them; go back to the next one
+                        self._on_problem("truncated-member",
+                                         f"{self.compression} member cut short: the member "
+                                         f"at {nxt} starts inside it", m.c_start)
+                        m.c_end, m.u_end = nxt, self._upos_read
+                        self._f.seek(nxt)
+                        self._cpos = nxt
+                        continue
                     self._on_problem("truncated-member",
                                      f"{self.compression} member ends before its end marker",
                                      m.c_start)
                     m.c_end, m.u_end = self._cpos, self._upos_read
-                    self._dec = None
                 self._eof = True
                 return False
             if self._dec is None:
@@ -199,10 +225,43 @@ class LogicalStream:
             if out:
                 return True
 
+    def use_dictionary(self, data: bytes) -> None:
+        """Decompress zstd frames with this dictionary (the content of a 0x184D2A5D
+        skippable frame, raw or itself zstd-compressed)."""
+        self._load_dict(data)
+
     def _load_dict(self, data: bytes) -> None:
         if data[:4] == ZSTD_MAGIC:
             data = zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 28)
         self._zdict = zstandard.ZstdCompressionDict(data)
+
+    def _find_magic(self, start: int, end: int) -> int:
+        """File offset of the first member magic in ``[start, end)``, or -1."""
+        expect = GZIP_MAGIC + b"\x08" if self.compression == "gzip" else ZSTD_MAGIC
+        pos = start
+        while pos < end:
+            self._f.seek(pos)
+            window = self._f.read(min(_CHUNK, end - pos) + len(expect) - 1)
+            i = window.find(expect)
+            while i >= 0 and pos + i < end:
+                if self._plausible_member(pos + i):
+                    return pos + i
+                i = window.find(expect, i + 1)
+            if len(window) < len(expect):
+                break
+            pos += len(window) - len(expect) + 1
+        return -1
+
+    def _plausible_member(self, pos: int) -> bool:
+        """Whether the bytes at ``pos`` decompress without error for a while (a magic
+        number found by scanning may be a chance match inside compressed data)."""
+        self._f.seek(pos)
+        probe = self._f.read(1 << 12)
+        try:
+            self._new_decoder().decompress(probe)  # type: ignore[attr-defined]
+        except (zlib.error, zstandard.ZstdError):
+            return False
+        return True
 
     def _resync_member(self, chunk: bytes, why: str) -> None:
         """Scan forward in the compressed file for the next member magic."""
@@ -300,15 +359,23 @@ class LogicalStream:
         return m.c_start, m.u_start == upos
 
     def stored_end(self, upos_end: int) -> int:
-        """File offset just after the member holding logical byte ``upos_end - 1``."""
+        """File offset just after the member holding logical byte ``upos_end - 1``, or -1
+        when that member goes on with more than blank lines after ``upos_end`` (it holds
+        more than one record: whole-file compression). ``upos_end`` must not be before
+        :meth:`tell`."""
         if self.compression == "none":
             return self.members[0].c_start + upos_end
         m = self.member_at(max(upos_end - 1, 0))
         if m is None:
             return -1
-        while m.c_end < 0 and self._fill():  # finish the member if possible
+        # finish the member if it ends soon (a per-record member ends right after the
+        # record); never decompress a whole-file member into memory
+        while m.c_end < 0 and self._upos_read < upos_end + _END_SLACK and self._fill():
             pass
-        return m.c_end if m.c_end >= 0 else self._cpos
+        if m.c_end < 0:
+            return self._cpos if self._eof else -1
+        after = bytes(self._buf[max(upos_end - self._buf_upos, 0) : m.u_end - self._buf_upos])
+        return m.c_end if not after.strip(b"\r\n") else -1
 
     def forget_before(self, upos: int) -> None:
         """Drop member bookkeeping that ends before ``upos`` (bounded memory)."""

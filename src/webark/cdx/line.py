@@ -1,0 +1,60 @@
+"""The CDX line model shared by the indexer, the index stores and the resolution API.
+
+A :class:`CdxLine` is one capture (or, with ``--all-records``, one record) as the
+classic CDX 11-field format names it (`` CDX N b a m s k r M S V g``, see
+reference/resolution-and-replay.md): URL key, timestamp, original URL, MIME type,
+status, payload digest, redirect, robot flags, length, offset, file name — plus what CDXJ
+and the revised format add (WARC record type, full-precision date, request method,
+extra JSON fields).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class CdxLine:
+    """One index entry.
+
+    Attributes:
+        urlkey: SURT-form URL key, e.g. ``com,example)/path?a=2&b=1`` (with a
+            ``__wb_method=post&…`` query part for POST/PUT requests, as pywb does).
+        timestamp: 14-digit UTC timestamp ``YYYYMMDDhhmmss`` (sort key; CDX ``b``).
+        url: original URL (CDX ``a``).
+        mime: MIME type (``warc/revisit`` for revisits, ``-`` when unknown).
+        status: HTTP status as text (``"200"``), ``"-"`` when none.
+        digest: payload digest as written in the index (``sha1:``-less Base32 in CDX11,
+            as the WARC has it in CDXJ), ``"-"`` when none.
+        length: bytes of the record as stored (compressed), -1 when unknown.
+        offset: byte offset of the record as stored, -1 when unknown.
+        filename: WARC file name (relative to the collection's WARC directory).
+        redirect: Location of a 3xx response in CDX11 (``-`` otherwise).
+        robotflags: CDX ``M`` (``-`` unless a meta robots tag was found).
+        record_type: WARC-Type of the record (``response``, ``revisit``, ``resource`` …).
+        date: WARC-Date exactly as the record has it (W3C-DTF, any precision).
+        method: HTTP method for request-derived keys (``POST``), else None.
+        extra: further CDXJ fields (e.g. ``requestBody``, ``recordDigest``).
+    """
+
+    urlkey: str
+    timestamp: str
+    url: str
+    mime: str = "-"
+    status: str = "-"
+    digest: str = "-"
+    length: int = -1
+    offset: int = -1
+    filename: str = "-"
+    redirect: str = "-"
+    robotflags: str = "-"
+    record_type: str = "response"
+    date: str = ""
+    method: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def sort_key(self) -> tuple[str, str]:
+        """``(urlkey, timestamp)``: the order of every CDX file (byte-wise, LC_ALL=C)."""
+        return (self.urlkey, self.timestamp)
