@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import itertools
 import json
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from webark.warc.record import WarcRecord
 # fmt: off
 EXPECTED_RECORDS: dict[str, int] = {
     # "agree": grep -c of version lines == warcio's count == PROVENANCE (where it says)
-    "cdxj-indexer/data/cc.warc.gz": 3,                 # agree; PROVENANCE: request, response, metadata
+    "cdxj-indexer/data/cc.warc.gz": 3,                 # agree; request, response, metadata
     "cdxj-indexer/data/example.warc.gz": 6,            # agree; PROVENANCE: 2 warcinfo, 2 pairs
     "cdxj-indexer/data/missing-http.warc.gz": 2,       # agree; PROVENANCE: response and request
     "cdxj-indexer/data/post-test-more.warc": 6,        # agree (gzip despite its name); 3 POST pairs
@@ -33,7 +34,7 @@ EXPECTED_RECORDS: dict[str, int] = {
     "jwat/arc/1-1-20110922131213-00000-svc-VirtualBox.arc": 102,   # 1 filedesc + 5 dns + 96
     "jwat/arc/IAH-20080430204825-00000-blackbook.arc.gz": 300,     # 1 filedesc + 38 dns + 261
     "jwat/arc/invalid-arcfile-record-then-garbage.arc": 1,  # PROVENANCE: one record + garbage
-    "jwat/arc/small_BNF.arc": 6,                       # walk + warcio; PROVENANCE: 5 records + filedesc
+    "jwat/arc/small_BNF.arc": 6,                       # walk + warcio; 5 records + filedesc
     "jwat/arc/test-arc-1.0-dashed-fields.arc": 2,      # walk + warcio
     "jwat/arc/test-arc-1.0-invalid-fields.arc": 2,     # walk + warcio
     # gzip-layer fixtures hold no WARC at all (text, or broken gzip of text)
@@ -187,8 +188,9 @@ def test_fast_and_careful_modes_agree(corpus: Path, name: str) -> None:
     for a, b in zip(fast, slow, strict=True):
         assert a.headers == b.headers
         assert a.version == b.version
-        assert hashlib.sha1(a.block.read_all()).digest() == hashlib.sha1(
-            b.block.read_all()).digest()
+        assert (
+            hashlib.sha1(a.block.read_all()).digest() == hashlib.sha1(b.block.read_all()).digest()
+        )
 
 
 def test_content_decides_the_format_not_the_name(corpus: Path) -> None:
@@ -237,10 +239,10 @@ def test_warcio_conventions_for_lengths(corpus: Path) -> None:
     # uncompressed: the length leaves out the CRLF CRLF after the block, so the next
     # record starts 4 bytes after offset + length; gzip: the member length, no gap
     plain, _ = _read(corpus / "warcio/example.warc", careful=False)
-    for a, b in zip(plain, plain[1:]):
+    for a, b in itertools.pairwise(plain):
         assert b.offset == a.offset + a.length + 4
     gz, _ = _read(corpus / "warcio/example.warc.gz", careful=False)
-    for a, b in zip(gz, gz[1:]):
+    for a, b in itertools.pairwise(gz):
         assert b.offset == a.offset + a.length
     assert gz[-1].offset + gz[-1].length == (corpus / "warcio/example.warc.gz").stat().st_size
 
@@ -289,19 +291,19 @@ def _gold_indexes(corpus: Path) -> list[tuple[Path, Path]]:
             if not warc.exists():  # identical blobs stored once, under pywb/warcs
                 warc = corpus / "pywb/warcs" / item["input_warc"]
             pairs.append((corpus / project / "expected-index" / item["file"], warc))
-    for cdx, warc in (("pywb/cdx/example.cdx", "pywb/warcs/example.warc.gz"),
-                      ("pywb/cdx/dupes.cdx", "pywb/warcs/dupes.warc.gz"),
-                      ("pywb/cdx/iana.cdx", "pywb/warcs/iana.warc.gz"),
-                      ("outbackcdx/test1.cdx", "outbackcdx/test1.warc.gz"),
-                      ("outbackcdx/test2.cdx", "outbackcdx/test2.warc.gz")):
+    for cdx, warc in (
+        ("pywb/cdx/example.cdx", "pywb/warcs/example.warc.gz"),
+        ("pywb/cdx/dupes.cdx", "pywb/warcs/dupes.warc.gz"),
+        ("pywb/cdx/iana.cdx", "pywb/warcs/iana.warc.gz"),
+        ("outbackcdx/test1.cdx", "outbackcdx/test1.warc.gz"),
+        ("outbackcdx/test2.cdx", "outbackcdx/test2.warc.gz"),
+    ):
         pairs.append((corpus / cdx, corpus / warc))
     return pairs
 
 
 @pytest.mark.parametrize("careful", [False, True], ids=["fast", "careful"])
-def test_offsets_and_lengths_match_pywb_and_cdxj_indexer_gold(
-    corpus: Path, careful: bool
-) -> None:
+def test_offsets_and_lengths_match_pywb_and_cdxj_indexer_gold(corpus: Path, careful: bool) -> None:
     pairs = _gold_indexes(corpus)
     assert len(pairs) >= 45
     checked = 0
@@ -324,8 +326,10 @@ def test_url_agnostic_records_after_a_bad_record_end(corpus: Path, careful: bool
     # pywb/cdxj/url-agnost-example.cdxj: the second record of each file. The warcinfo
     # before it has no CRLF CRLF inside its gzip member (its Content-Length swallows it):
     # the careful reader used to skip the record after it while resynchronising.
-    for name, offset, length in (("example-url-agnostic-orig.warc.gz", 353, 1001),
-                                 ("example-url-agnostic-revisit.warc.gz", 355, 591)):
+    for name, offset, length in (
+        ("example-url-agnostic-orig.warc.gz", 353, 1001),
+        ("example-url-agnostic-revisit.warc.gz", 355, 591),
+    ):
         records, reader = _read(corpus / "pywb/warcs" / name, careful)
         assert [(r.offset, r.length) for r in records][1] == (offset, length)
         if careful:

@@ -32,6 +32,7 @@ Pipeline (``DefaultIAURLCanonicalizer`` = Google then IA):
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import NamedTuple, overload
 from urllib.parse import quote_from_bytes, unquote_to_bytes
@@ -53,30 +54,36 @@ __all__ = [
 
 # Internal representation: a plain tuple, for speed.
 # (scheme, host, port, path, query, fragment, last_delimiter)
-_Parts = tuple[bytes, bytes | None, int | None, bytes | None, bytes | None, bytes | None, bool]
+# port: an int, or the digits of a port number above 65535
+_Parts = tuple[
+    bytes, bytes | None, int | bytes | None, bytes | None, bytes | None, bytes | None, bool
+]
 
 
 class IaUrl(NamedTuple):
     """A URL split the way ``handyurl.parse`` of webarchive-commons / python surt does.
 
-    All text fields are ``bytes`` (the URL as UTF-8), ``None`` when absent. There is no
+    All text fields are ``bytes`` (the URL as UTF-8), ``None`` when absent; ``port`` is an
+    ``int``, or the digits of a port number above 65535. There is no
     userinfo field: the IA parser drops it. ``last_delimiter`` is true when the URL ended
     in a ``?`` with nothing after it (kept so that ``http://host/q?`` round-trips).
     """
 
     scheme: bytes
     host: bytes | None
-    port: int | None
+    port: int | bytes | None
     path: bytes | None
     query: bytes | None
     fragment: bytes | None
     last_delimiter: bool
 
     def geturl(self) -> str:
-        """Render the URL again (``handyurl.geturl()``), e.g.
-        ``parse_ia_url("http://www.archive.org:8080?#foo").geturl()`` →
-        ``"http://www.archive.org:8080/#foo"``."""
-        return _to_str(_render_url(tuple(self)))  # type: ignore[arg-type]
+        """Render the URL again (``handyurl.geturl()``).
+
+        >>> parse_ia_url("http://www.archive.org:8080?#foo").geturl()
+        'http://www.archive.org:8080/#foo'
+        """
+        return _to_str(_render_url(self))
 
 
 # --------------------------------------------------------------------------- parsing
@@ -112,7 +119,7 @@ def _parse(url: bytes) -> _Parts | None:
         netloc = netloc.rstrip(b":")
 
     host: bytes | None
-    port: int | None = None
+    port: int | bytes | None = None
     hostinfo = netloc.rpartition(b"@")[2]
     if b"[" in hostinfo:
         bracketed = hostinfo.partition(b"[")[2]
@@ -121,12 +128,16 @@ def _parse(url: bytes) -> _Parts | None:
     else:
         host, _, port_text = hostinfo.partition(b":")
     if port_text:
-        if port_text.isdigit() and int(port_text) <= 65535:
+        if not port_text.isdigit():
+            # not a port: the colon belongs to the name (an IPv6 address without
+            # brackets, "x:3000.cu"); python surt raises ValueError here
+            host = hostinfo
+        elif int(port_text) <= 65535:
             port = int(port_text) or None
         else:
-            # python surt raises ValueError here; we keep the whole host:port text as
-            # the host so that the URL still gets a (distinct) key.
-            host = hostinfo
+            # out of range (surt raises ValueError): keep the digits so that the URL
+            # still gets a key, distinct from the one without the port
+            port = port_text
     if host:
         if b"%" in host:
             name, pct, zone = host.partition(b"%")
@@ -149,10 +160,16 @@ def _parse(url: bytes) -> _Parts | None:
 
 
 def parse_ia_url(url: str | bytes) -> IaUrl:
-    """Split a URL like ``handyurl.parse`` (webarchive-commons ``URLParser``).
+    """Split a URL like ``handyurl.parse`` (webarchive-commons ``URLParser``), without
+    canonicalizing it.
 
-    Example: ``parse_ia_url("http://https://order.1and1.com").geturl()`` →
-    ``"https://order.1and1.com"``.
+    >>> parse_ia_url("http://user@Example.com:8080/a?b#c")
+    IaUrl(scheme=b'http', host=b'example.com', port=8080, path=b'/a', query=b'b', \
+fragment=b'c', last_delimiter=False)
+    >>> parse_ia_url("http://https://order.1and1.com").geturl()
+    'https://order.1and1.com'
+    >>> parse_ia_url("http:////////////////www.vikings.com").geturl()
+    'http://www.vikings.com/'
 
     Raises:
         ValueError: for an empty (or all-whitespace) URL.
@@ -186,11 +203,21 @@ def _unescape_repeatedly(data: bytes) -> bytes:
     return data
 
 
+@overload
+def unescape_repeatedly(text: str) -> str: ...
+@overload
+def unescape_repeatedly(text: bytes) -> bytes: ...
 def unescape_repeatedly(text: str | bytes) -> str | bytes:
     """Percent-decode until nothing changes (``GoogleURLCanonicalizer.unescapeRepeatedly``).
 
-    Example: ``unescape_repeatedly("%25%32%35")`` → ``"%"``; malformed escapes stay:
-    ``"%2"`` → ``"%2"``. Returns the type it was given (``str`` is handled as UTF-8).
+    Malformed escapes stay. Returns the type it was given (``str`` is handled as UTF-8).
+
+    >>> unescape_repeatedly("%25%32%35")
+    '%'
+    >>> unescape_repeatedly("%!A%21%21%25")
+    '%!A!!%'
+    >>> unescape_repeatedly(b"%2")
+    b'%2'
     """
     out = _unescape_repeatedly(_to_bytes(text))
     return out if isinstance(text, bytes) else _to_str(out)
@@ -271,16 +298,30 @@ def _attempt_ip_formats(host: bytes) -> bytes | None:
     return None
 
 
+@overload
+def attempt_ip_formats(host: str) -> str | None: ...
+@overload
+def attempt_ip_formats(host: bytes) -> bytes | None: ...
+@overload
+def attempt_ip_formats(host: None) -> None: ...
 def attempt_ip_formats(host: str | bytes | None) -> str | bytes | None:
-    """Dotted-quad form of a numeric IPv4 host, or None (``GoogleURLCanonicalizer.attemptIPFormats``).
+    """Dotted-quad form of a numeric IPv4 host, or None
+    (``GoogleURLCanonicalizer.attemptIPFormats``).
 
-    A host made only of digits is taken as a 32-bit number (masked to 32 bits, as IA
-    does for broken live-web ARCs): ``"3279880203"`` → ``"195.127.0.11"``. Dotted
-    decimal/octal forms are read the way ``inet_aton`` reads them: ``"017.0.0.1"`` →
-    ``"15.0.0.1"``, ``"10.0.258"`` → ``"10.0.1.2"``; invalid ones (``"1.2.3.256"``) and
-    names (``"www.foo.com"``) give None. Unlike the reference implementations this never
-    asks the system resolver (they call ``gethostbyname``, which for such names only
-    fails after a lookup). Returns the type it was given.
+    A host made only of digits is a 32-bit number (masked to 32 bits, as IA does for
+    broken live-web ARCs); dotted decimal/octal forms are read the way ``inet_aton``
+    reads them; invalid forms and names give None. Returns the type it was given.
+
+    >>> attempt_ip_formats("3279880203")
+    '195.127.0.11'
+    >>> attempt_ip_formats("017.0.0.1"), attempt_ip_formats("10.0.258")
+    ('15.0.0.1', '10.0.1.2')
+    >>> attempt_ip_formats("1.2.3.256") is None, attempt_ip_formats("www.foo.com") is None
+    (True, True)
+
+    Unlike the reference implementations this never calls the system resolver (they
+    pass dotted forms to ``gethostbyname``); the results are those of glibc's
+    ``inet_aton``, which is what ``gethostbyname`` returns for numeric names.
     """
     if host is None:
         return None
@@ -300,10 +341,10 @@ def _google(parts: _Parts) -> _Parts:
     if host:
         host = _unescape_repeatedly(host)
         if not host.isascii():
-            try:
+            # undecodable bytes are dropped; on UnicodeError (empty or too long label,
+            # prohibited code point) the host stays as it is and gets escaped below
+            with contextlib.suppress(ValueError):
                 host = host.decode("utf-8", "ignore").encode("idna")
-            except ValueError:  # UnicodeError: empty or too long label, …
-                pass
         if b".." in host:
             host = host.replace(b"..", b".")
         host = host.strip(b".")
@@ -324,8 +365,10 @@ _WWW_N = re.compile(rb"www\d*\.")
 def massage_host(host: str) -> str:
     """Drop one leading ``www.`` or ``wwwN.`` label (``IAURLCanonicalizer.massageHost``).
 
-    Examples: ``"www12.foo.com"`` → ``"foo.com"``; ``"www2foo.com"`` is unchanged;
-    ``"www2.www2foo.com"`` → ``"www2foo.com"``.
+    >>> massage_host("www12.foo.com"), massage_host("www2foo.com")
+    ('foo.com', 'www2foo.com')
+    >>> massage_host("www2.www2foo.com")
+    'www2foo.com'
     """
     m = _WWW_N.match(host.encode("utf-8", "surrogateescape"))
     return host[m.end() :] if m else host
@@ -333,7 +376,11 @@ def massage_host(host: str) -> str:
 
 def default_port(scheme: str) -> int:
     """Default port of a scheme as the IA canonicalizer knows it: 80 for http, 443 for
-    https, 0 (unknown) for anything else (``IAURLCanonicalizer.getDefaultPort``)."""
+    https, 0 (unknown) for anything else (``IAURLCanonicalizer.getDefaultPort``).
+
+    >>> default_port("HTTPS"), default_port("ftp")
+    (443, 0)
+    """
     s = scheme.lower()
     return 80 if s == "http" else 443 if s == "https" else 0
 
@@ -382,7 +429,8 @@ def strip_path_session_id(path: str) -> str:
     """Remove an ASP.NET cookieless session segment from a path
     (``URLRegexTransformer.stripPathSessionID``).
 
-    Example: ``"/(S(4hqa0555fwsecu455xqckv45))/mileg.aspx"`` → ``"/mileg.aspx"``.
+    >>> strip_path_session_id("/(S(4hqa0555fwsecu455xqckv45))/mileg.aspx")
+    '/mileg.aspx'
     """
     return _to_str(_strip_path_session_id(_to_bytes(path)))
 
@@ -392,8 +440,10 @@ def strip_query_session_id(query: str) -> str:
     ``ASPSESSIONIDxxxxxxxx=`` (24 letters) and ``CFID=…&CFTOKEN=…`` from a query
     (``URLRegexTransformer.stripQuerySessionID``; each pattern removes its last match).
 
-    Example: ``"?one=two&phpsessid=0123456789abcdefghijklemopqrstuv&x=y"`` →
-    ``"?one=two&x=y"``.
+    >>> strip_query_session_id("?one=two&phpsessid=0123456789abcdefghijklemopqrstuv&x=y")
+    '?one=two&x=y'
+    >>> strip_query_session_id("?CFID=1169580&CFTOKEN=48630702&dtstamp=22")
+    '?dtstamp=22'
     """
     return _to_str(_strip_query_session_id(_to_bytes(query)))
 
@@ -412,9 +462,13 @@ def alpha_reorder_query(query: None) -> None: ...
 def alpha_reorder_query(query: str | None) -> str | None:
     """Sort query arguments by name, then value (``IAURLCanonicalizer.alphaReorderQuery``).
 
-    ``"b=b&a=b&b=a&a=a"`` → ``"a=a&a=b&b=a&b=b"``; an argument without ``=`` sorts
-    before the same name with one; empty arguments are kept (``"a=1&"`` → ``"&a=1"``).
-    ``None`` (no query) gives ``None``.
+    An argument without ``=`` sorts before the same name with one; empty arguments are
+    kept; ``None`` (no query) gives ``None``.
+
+    >>> alpha_reorder_query("b=b&a=b&b=a&a=a")
+    'a=a&a=b&b=a&b=b'
+    >>> alpha_reorder_query("a=1&"), alpha_reorder_query("b&a=1&a")
+    ('&a=1', 'a&a=1&b')
     """
     if query is None:
         return None
@@ -428,7 +482,7 @@ def _ia(
     query_lowercase: bool = True,
     strip_session_ids: bool = True,
 ) -> _Parts:
-    scheme, host, port, path, query, fragment, last_delimiter = parts
+    scheme, host, port, path, query, _fragment, last_delimiter = parts
     if host:
         host = host.lower()
         if host_massage and scheme != b"dns" and host[:3] == b"www":
@@ -466,7 +520,7 @@ def _render_url(parts: _Parts) -> bytes:
             out += b"//"
         out += host
         if port is not None:
-            out += b":%d" % port
+            out += b":%d" % port if isinstance(port, int) else b":" + port
     if path:
         out += path
     elif query is not None or fragment is not None:
@@ -499,11 +553,16 @@ def _to_str(data: bytes) -> str:
 def google_canonicalize(url: str | bytes) -> str:
     """Google Safe Browsing canonicalization as implemented by ``GoogleURLCanonicalizer``.
 
-    Examples: ``"http://host/%25%32%35"`` → ``"http://host/%25"``;
-    ``"http://3279880203/blah"`` → ``"http://195.127.0.11/blah"``;
-    ``"www.google.com"`` → ``"http://www.google.com/"``; ``"☃.com"`` →
-    ``"http://xn--n3h.com/"``. Returns ``""`` for an empty URL. Never raises for text
-    input.
+    Returns ``""`` for an empty URL; never raises.
+
+    >>> google_canonicalize("http://host/%25%32%35")
+    'http://host/%25'
+    >>> google_canonicalize("http://3279880203/blah")
+    'http://195.127.0.11/blah'
+    >>> google_canonicalize("www.google.com"), google_canonicalize("☃.com")
+    ('http://www.google.com/', 'http://xn--n3h.com/')
+    >>> google_canonicalize("http://www.GOOgle.com.../a/../b#frag")
+    'http://www.google.com/b'
     """
     parts = _parse(_to_bytes(url))
     return "" if parts is None else _to_str(_render_url(_google(parts)))
@@ -519,11 +578,18 @@ def ia_canonicalize(
 ) -> str:
     """IA canonicalization alone (``IAURLCanonicalizer``), without the Google step.
 
-    Examples: ``"http://www.archive.org:80/"`` → ``"http://archive.org/"``;
-    ``"https://www.archive.org:80/"`` → ``"https://archive.org:80/"``;
-    ``"http://example.com/foo?X=Y"`` → ``"http://example.com/foo?x=y"`` (or
-    ``?X=Y`` with ``query_lowercase=False``). The fragment is dropped (as the Java
-    ``hashStrip`` option does). Returns ``""`` for an empty URL.
+    The options switch off single rules (all on by default, as in IA and pywb). The
+    fragment is dropped (the Java ``hashStrip`` rule). Returns ``""`` for an empty URL;
+    never raises.
+
+    >>> ia_canonicalize("http://www.archive.org:80/")
+    'http://archive.org/'
+    >>> ia_canonicalize("https://www.archive.org:80/")
+    'https://archive.org:80/'
+    >>> ia_canonicalize("http://example.com/foo?X=Y")
+    'http://example.com/foo?x=y'
+    >>> ia_canonicalize("http://example.com/foo?X=Y", query_lowercase=False)
+    'http://example.com/foo?X=Y'
     """
     parts = _parse(_to_bytes(url))
     if parts is None:
@@ -543,9 +609,17 @@ def canonicalize(
 ) -> str:
     """Default IA canonicalization (Google, then IA) — the URL behind the CDX URL key.
 
-    Examples: ``"http://www34.archive.org/index.html?b=a&b=b&a=b"`` →
-    ``"http://archive.org/index.html?a=b&b=a&b=b"``; ``"dns:www.archive.org"`` is
-    unchanged. Returns ``""`` for an empty URL; never raises for text input.
+    Returns ``""`` for an empty URL; never raises. Options as for
+    :func:`ia_canonicalize`. The scheme keeps its case, as in the references.
+
+    >>> canonicalize("http://www34.archive.org/index.html?b=a&b=b&a=b")
+    'http://archive.org/index.html?a=b&b=a&b=b'
+    >>> session = "jsessionid=" + "0123456789" * 3 + "ab"
+    >>> canonicalize("https://www.Example.com:443/A/./B/../c/?" + session + "#x")
+    'https://example.com/a/c'
+    >>> canonicalize("dns:www.archive.org")
+    'dns:www.archive.org'
+
     Source: ``DefaultIAURLCanonicalizer`` (webarchive-commons), python ``surt``.
     """
     parts = _parse(_to_bytes(url))

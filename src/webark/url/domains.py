@@ -30,9 +30,7 @@ def _extractor() -> tldextract.TLDExtract:
     # snapshot, no network, no disk cache.
     import tldextract
 
-    return tldextract.TLDExtract(
-        cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True
-    )
+    return tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
 
 
 def _clean(host: str) -> str:
@@ -60,15 +58,22 @@ def _split(host: str, include_private: bool) -> tuple[str, str, str]:
 def registered_domain(host: str, *, include_private: bool = False) -> str:
     """The registered domain of a host: the public suffix plus one label.
 
-    Examples::
+    Examples:
 
-        registered_domain("www.images.amazon.co.uk") == "amazon.co.uk"
-        registered_domain("funky-images.fancy.co.jp") == "fancy.co.jp"
-        registered_domain("WWW.Example.COM.") == "example.com"
-        registered_domain("xn--landsbkasafn-5hb.is") == "xn--landsbkasafn-5hb.is"
-        registered_domain("co.uk") == ""          # a public suffix has none
-        registered_domain("localhost") == ""      # no known suffix
-        registered_domain("192.0.2.1") == "192.0.2.1"   # an IP address is its own
+    >>> registered_domain("www.images.amazon.co.uk")
+    'amazon.co.uk'
+    >>> registered_domain("funky-images.fancy.co.jp")
+    'fancy.co.jp'
+    >>> registered_domain("WWW.Example.COM.")
+    'example.com'
+    >>> registered_domain("xn--landsbkasafn-5hb.is")
+    'xn--landsbkasafn-5hb.is'
+    >>> registered_domain("co.uk")  # a public suffix has none
+    ''
+    >>> registered_domain("localhost")  # no known suffix
+    ''
+    >>> registered_domain("192.0.2.1")  # an IP address is its own
+    '192.0.2.1'
 
     The host is lowercased and a trailing dot removed; an IPv4 or (bracketed) IPv6
     address is returned as is, so the result can always serve as a grouping key when
@@ -85,9 +90,14 @@ def registered_domain(host: str, *, include_private: bool = False) -> str:
 
 
 def public_suffix(host: str, *, include_private: bool = False) -> str:
-    """The public suffix of a host: ``"www.amazon.co.uk"`` → ``"co.uk"``;
-    ``""`` for an IP address or a host under no known suffix (``"localhost"``).
-    Source: Public Suffix List (bundled tldextract snapshot)."""
+    """The public suffix of a host; ``""`` for an IP address or a host under no known
+    suffix. Source: Public Suffix List (bundled tldextract snapshot).
+
+    >>> public_suffix("www.amazon.co.uk"), public_suffix("localhost")
+    ('co.uk', '')
+    >>> public_suffix("a.b.blogspot.com"), public_suffix("a.b.blogspot.com", include_private=True)
+    ('com', 'blogspot.com')
+    """
     h = _clean(host)
     if not h or _is_ip(h):
         return ""
@@ -95,9 +105,13 @@ def public_suffix(host: str, *, include_private: bool = False) -> str:
 
 
 def public_prefix(host: str, *, include_private: bool = False) -> str:
-    """What comes before the registered domain (IA ``handyurl.getPublicPrefix``):
-    ``"www.images.amazon.co.uk"`` → ``"www.images"``; ``""`` when there is nothing
-    before it, for an IP address, or when the host has no registered domain."""
+    """What comes before the registered domain (IA ``handyurl.getPublicPrefix``);
+    ``""`` when there is nothing before it, for an IP address, or when the host has no
+    registered domain.
+
+    >>> public_prefix("www.images.amazon.co.uk"), public_prefix("example.com")
+    ('www.images', '')
+    """
     h = _clean(host)
     if not h or _is_ip(h):
         return ""

@@ -15,10 +15,15 @@ __all__ = ["host_to_ascii", "host_to_unicode"]
 
 
 def host_to_ascii(host: str) -> str:
-    """ASCII (punycode) form of a host name, lowercased: ``"Bücher.CH"`` →
-    ``"xn--bcher-kva.ch"``. An ASCII host is only lowercased. A name that UTS #46 rejects
-    is returned lowercased and otherwise unchanged (the caller decides; the URL parser
-    will reject it). Source: UTS #46 ToASCII, WHATWG URL "domain to ASCII"."""
+    """ASCII (punycode) form of a host name, lowercased. An ASCII host is only
+    lowercased. A name that UTS #46 rejects is returned lowercased and otherwise
+    unchanged (the caller decides; the URL parser will reject it).
+
+    >>> host_to_ascii("Bücher.CH"), host_to_ascii("landsbókasafn.is")
+    ('xn--bcher-kva.ch', 'xn--landsbkasafn-5hb.is')
+
+    Source: UTS #46 ToASCII, WHATWG URL "domain to ASCII".
+    """
     if host.isascii():
         return host.lower()
     out = ada_url.idna_to_ascii(host.encode("utf-8"))
@@ -26,10 +31,14 @@ def host_to_ascii(host: str) -> str:
 
 
 def host_to_unicode(host: str) -> str:
-    """Unicode form of a host name: ``"xn--landsbkasafn-5hb.is"`` →
-    ``"landsbókasafn.is"``. Labels that are not valid punycode stay as they are;
-    hosts without ``xn--`` labels are returned lowercased and otherwise unchanged.
-    Source: UTS #46 ToUnicode."""
+    """Unicode form of a host name. Labels that are not valid punycode stay as they
+    are; hosts without ``xn--`` labels are returned lowercased and otherwise unchanged.
+
+    >>> host_to_unicode("XN--LANDSBKASAFN-5HB.is"), host_to_unicode("xn--zz.example")
+    ('landsbókasafn.is', 'xn--zz.example')
+
+    Source: UTS #46 ToUnicode.
+    """
     lowered = host.lower()
     if "xn--" not in lowered:
         return lowered

@@ -46,11 +46,15 @@ def normalize_percent_encoding(text: str) -> str:
     """RFC 3986 §6.2.2.1 and §6.2.2.2: uppercase the hex digits of every ``%XX`` escape
     and decode the escapes of unreserved characters (``A–Z a–z 0–9 - . _ ~``).
 
-    Example: ``"/%7euser/%2fa%2Fb%41"`` → ``"/~user/%2Fa%2FbA"``. A ``%`` that is not
-    followed by two hex digits is left alone; while the text has such a bare ``%``,
-    escapes of hex digits are not decoded either, since that could turn
-    ``%%36%31`` (``%``, ``6``, ``1``) into a new escape ``%61``. The function is
+    A ``%`` that is not followed by two hex digits is left alone; while the text has
+    such a bare ``%``, escapes of hex digits are not decoded either, since that could
+    turn ``%%36%31`` (``%``, ``6``, ``1``) into a new escape ``%61``. The function is
     idempotent.
+
+    >>> normalize_percent_encoding("/%7euser/%2fa%2Fb%41")
+    '/~user/%2Fa%2FbA'
+    >>> normalize_percent_encoding("100%"), normalize_percent_encoding("%%36%31")
+    ('100%', '%%36%31')
     """
     if "%" not in text:
         return text
@@ -62,12 +66,14 @@ def normalize(url: str) -> str:
     """Normalize an absolute URL: WHATWG parsing + RFC 3986 percent-encoding
     normalization, without the fragment.
 
-    Examples::
+    Examples:
 
-        normalize("HTTP://www.Example.COM:80/a/./b/../c?q=%7e#top")
-            == "http://www.example.com/a/c?q=~"
-        normalize("http://Bücher.ch/x y") == "http://xn--bcher-kva.ch/x%20y"
-        normalize("http://0x7f.1/") == "http://127.0.0.1/"
+    >>> normalize("HTTP://www.Example.COM:80/a/./b/../c?q=%7e#top")
+    'http://www.example.com/a/c?q=~'
+    >>> normalize("http://Bücher.ch/x y")
+    'http://xn--bcher-kva.ch/x%20y'
+    >>> normalize("http://0x7f.1/")
+    'http://127.0.0.1/'
 
     Raises:
         InvalidURLError: the input is not an absolute URL the WHATWG parser accepts
@@ -88,10 +94,15 @@ def join(base: str, ref: str) -> str:
     browser does (WHATWG URL Standard; for ordinary http(s) URLs the same result as
     RFC 3986 §5.2).
 
-    Examples: ``join("http://a/b/c/d;p?q", "../g")`` → ``"http://a/b/g"``;
-    ``join("http://a/b", "//c/d")`` → ``"http://c/d"``; an absolute ``ref`` replaces the
-    base. The fragment of ``ref`` is kept; pass the result to :func:`normalize` to drop
-    it.
+    An absolute ``ref`` replaces the base. The fragment of ``ref`` is kept; pass the
+    result to :func:`normalize` to drop it.
+
+    >>> join("http://a/b/c/d;p?q", "../g")
+    'http://a/b/g'
+    >>> join("http://a/b", "//c/d"), join("http://a/b", "https://x.org")
+    ('http://c/d', 'https://x.org/')
+    >>> join("http://a/b/", "c#top")
+    'http://a/b/c#top'
 
     Raises:
         InvalidURLError: the base is not a valid absolute URL or the result is not a

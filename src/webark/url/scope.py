@@ -62,9 +62,13 @@ def as_prefix(surt: str) -> str:
     """Truncate a SURT to the implied SURT prefix (Heritrix ``SurtPrefixSet.asPrefix``).
 
     1. drop everything after the last ``/`` when there is a path (at least a third
-       ``/``): ``http://(com,example,www,)/a/b.html`` → ``http://(com,example,www,)/a/``;
-    2. with no path, drop the closing ``)``, opening the prefix to subdomains:
-       ``http://(com,example,www,)`` → ``http://(com,example,www,``.
+       ``/``);
+    2. with no path, drop the closing ``)``, opening the prefix to subdomains.
+
+    >>> as_prefix("http://(com,example,www,)/a/b.html")
+    'http://(com,example,www,)/a/'
+    >>> as_prefix("http://(com,example,www,)")
+    'http://(com,example,www,'
     """
     surt = _LAST_PATH_SEGMENT.sub(r"\1", surt, count=1)
     if not surt.endswith("/"):
@@ -82,15 +86,20 @@ def surt_prefix_from_seed(seed: str) -> str:
     decides whether subdomains are included), convert to SURT form, truncate with
     :func:`as_prefix`, and write ``https`` as ``http``.
 
-    Examples (the first five are Heritrix's own test cases)::
+    Examples (the first five are Heritrix's own test cases):
 
-        surt_prefix_from_seed("http://www.archive.org/index.html") == "http://(org,archive,www,)/"
-        surt_prefix_from_seed("http://timmknibbs4senate.blogspot.com/")
-            == "http://(com,blogspot,timmknibbs4senate,)/"
-        surt_prefix_from_seed("https://one.two.three") == "http://(three,two,one,"
-        surt_prefix_from_seed("https://xone.two.three/a/b/c/") == "http://(three,two,xone,)/a/b/c/"
-        surt_prefix_from_seed("https://yone.two.three/a/b/c") == "http://(three,two,yone,)/a/b/"
-        surt_prefix_from_seed("www.example.com") == "http://(com,example,www,"
+    >>> surt_prefix_from_seed("http://www.archive.org/index.html")
+    'http://(org,archive,www,)/'
+    >>> surt_prefix_from_seed("http://timmknibbs4senate.blogspot.com/")
+    'http://(com,blogspot,timmknibbs4senate,)/'
+    >>> surt_prefix_from_seed("https://one.two.three")
+    'http://(three,two,one,'
+    >>> surt_prefix_from_seed("https://xone.two.three/a/b/c/")
+    'http://(three,two,xone,)/a/b/c/'
+    >>> surt_prefix_from_seed("https://yone.two.three/a/b/c")
+    'http://(three,two,yone,)/a/b/'
+    >>> surt_prefix_from_seed("www.example.com")
+    'http://(com,example,www,'
 
     Raises:
         InvalidURLError: the seed cannot be parsed as a URL.
@@ -108,8 +117,10 @@ def candidate_surts(url: str) -> tuple[str, ...]:
     ``https`` written as ``http`` (punycode host), followed, if the host has punycode
     labels, by the same SURT with those labels in Unicode.
 
-    Example: ``candidate_surts("https://landsbókasafn.is/x")`` →
-    ``("http://(is,xn--landsbkasafn-5hb,)/x", "http://(is,landsbókasafn,)/x")``.
+    >>> candidate_surts("https://landsbókasafn.is/x")
+    ('http://(is,xn--landsbkasafn-5hb,)/x', 'http://(is,landsbókasafn,)/x')
+    >>> candidate_surts("http://example.is/")
+    ('http://(is,example,)/',)
 
     Raises:
         InvalidURLError: the URL cannot be parsed.
@@ -124,8 +135,7 @@ def candidate_surts(url: str) -> tuple[str, ...]:
         return (surt,)
     labels, colon, port = surt[start:end].partition(":")
     unicode_labels = ",".join(
-        host_to_unicode(label) if label.startswith("xn--") else label
-        for label in labels.split(",")
+        host_to_unicode(label) if label.startswith("xn--") else label for label in labels.split(",")
     )
     return (surt, f"{surt[:start]}{unicode_labels}{colon}{port}{surt[end:]}")
 
@@ -138,17 +148,19 @@ class SurtPrefixSet:
     shorter one are kept (so that the longest, most specific one can be found, e.g. to
     attach per-prefix settings); :meth:`without_redundant` gives Heritrix's view.
 
-    Example::
-
-        scope = SurtPrefixSet.from_lines([
-            "http://www.example.com/a/b.html",   # seed -> http://(com,example,www,)/a/
-            "+http://(is,l",                     # literal SURT prefix
-            "+example.org",                      # host -> http://(org,example,
-        ])
-        scope.accepts("https://www.example.com/a/c.html")      # True
-        scope.accepts("http://www.example.com/b/")             # False
-        scope.match("http://landsbókasafn.is/")                # "http://(is,l"
-        scope.match("http://sub.example.org/x")                # "http://(org,example,"
+    >>> scope = SurtPrefixSet.from_lines([
+    ...     "http://www.example.com/a/b.html",  # a seed
+    ...     "+http://(is,l",                    # a literal SURT prefix
+    ...     "+example.org",                     # a host: that domain and its subdomains
+    ... ])
+    >>> list(scope)
+    ['http://(com,example,www,)/a/', 'http://(is,l', 'http://(org,example,']
+    >>> scope.accepts("https://www.example.com/a/c.html")
+    True
+    >>> scope.accepts("http://www.example.com/b/")
+    False
+    >>> scope.match("http://landsbókasafn.is/"), scope.match("http://sub.example.org/x")
+    ('http://(is,l', 'http://(org,example,')
 
     Lookups cost O(log n) string comparisons.
     """
@@ -286,4 +298,3 @@ class SurtPrefixSet:
 
     def __repr__(self) -> str:
         return f"SurtPrefixSet({self._sorted!r})"
-

@@ -45,9 +45,14 @@ def host_to_surt(host: str, reverse_ipaddr: bool = True) -> str:
     """Reverse the dot-separated labels of a host, comma-separated
     (``URLRegexTransformer.hostToSURT``).
 
-    Examples: ``"www.archive.org"`` → ``"org,archive,www"``; ``"123.45.167.89"`` →
-    ``"89,167,45,123"``, or unchanged with ``reverse_ipaddr=False`` (only a dotted quad
-    counts as an IP address: ``"10.162.1024.3"`` is always reversed).
+    Only a dotted quad counts as an IP address for ``reverse_ipaddr=False``.
+
+    >>> host_to_surt("www.archive.org"), host_to_surt("123.45.167.89")
+    ('org,archive,www', '89,167,45,123')
+    >>> host_to_surt("123.45.167.89", reverse_ipaddr=False)
+    '123.45.167.89'
+    >>> host_to_surt("10.162.1024.3", reverse_ipaddr=False)
+    '3,1024,162,10'
     """
     if not reverse_ipaddr and _DOTTED_QUAD_STR.fullmatch(host):
         return host
@@ -68,7 +73,7 @@ def _cdx_key_bytes(
         if with_scheme:
             out = scheme + (b":(" if scheme == b"dns" else b"://(") + out
         if port is not None:
-            out += b":%d" % port
+            out += b":%d" % port if isinstance(port, int) else b":" + port
         out += b",)" if trailing_comma else b")"
     else:
         # dns:, mailto:, urn:, warcinfo:… (no authority): "scheme:" + lowercased rest
@@ -131,17 +136,22 @@ def cdx_key(
     by pywb's indexer and CDX server), and as webarchive-commons'
     ``WaybackURLKeyMaker`` (OpenWayback, OutbackCDX) on the usual URLs.
 
-    Examples::
+    Examples:
 
-        cdx_key("http://www.Example.com/path?b=1&a=2") == "com,example)/path?a=2&b=1"
-        cdx_key("https://www2.example.com:443/A/?PHPSESSID=0123456789abcdefghijklemopqrstuv")
-            == "com,example)/a"
-        cdx_key("http://192.168.1.254/info/") == "254,1,168,192)/info"
-        cdx_key("dns:www.archive.org") == "dns:www.archive.org"
-        cdx_key("filedesc://foo.arc.gz") == "filedesc://foo.arc.gz"   # unchanged
-        cdx_key("") == "-"
-        cdx_key("http://www.example.com/", with_scheme=True, trailing_comma=True)
-            == "http://(com,example,)/"
+    >>> cdx_key("http://www.Example.com/path?b=1&a=2")
+    'com,example)/path?a=2&b=1'
+    >>> cdx_key("https://www2.example.com:443/A/?PHPSESSID=0123456789abcdefghijklemopqrstuv")
+    'com,example)/a'
+    >>> cdx_key("http://192.168.1.254/info/")
+    '254,1,168,192)/info'
+    >>> cdx_key("dns:www.archive.org")
+    'dns:www.archive.org'
+    >>> cdx_key("filedesc://foo.arc.gz")  # unchanged
+    'filedesc://foo.arc.gz'
+    >>> cdx_key("")
+    '-'
+    >>> cdx_key("http://www.example.com/", with_scheme=True, trailing_comma=True)
+    'http://(com,example,)/'
 
     Args:
         url: the URL (``str``; ``bytes`` give ``bytes``, for raw header values that are
@@ -181,14 +191,18 @@ def surt_form(
     ``scheme://(rev,host,:port)/path?query#fragment``, lowercased unless
     ``preserve_case``.
 
-    Examples::
+    Examples:
 
-        surt_form("http://www.example.com/a/b.html") == "http://(com,example,www,)/a/b.html"
-        surt_form("http://foo.example.org:81/p?q#f") == "http://(org,example,foo,:81)/p?q#f"
-        surt_form("http://10.1.2.3:81/") == "http://(10.1.2.3:81)/"   # IPs not reversed
-        surt_form("http://foo.example.org/", with_scheme=False, trailing_comma=False)
-            == "org,example,foo)/"
-        surt_form("mailto:a@example.com") == "mailto:a@example.com"   # no authority
+    >>> surt_form("http://www.example.com/a/b.html")
+    'http://(com,example,www,)/a/b.html'
+    >>> surt_form("http://foo.example.org:81/p?q#f")
+    'http://(org,example,foo,:81)/p?q#f'
+    >>> surt_form("http://10.1.2.3:81/")  # IPs not reversed
+    'http://(10.1.2.3:81)/'
+    >>> surt_form("http://foo.example.org/", with_scheme=False, trailing_comma=False)
+    'org,example,foo)/'
+    >>> surt_form("mailto:a@example.com")  # no authority
+    'mailto:a@example.com'
 
     URIs without an authority (``dns:``, ``mailto:``, ``urn:``, ``file:///x``) are
     returned unchanged, as Heritrix does. Userinfo is dropped (Heritrix keeps it as
@@ -233,12 +247,16 @@ def to_scope_surt(url: str) -> str:
     WHATWG parsing, punycode host, default port and fragment removed), then written in
     SURT form with scheme and closing comma, all lowercase, IPv4 hosts not reversed.
 
-    Examples::
+    Examples:
 
-        to_scope_surt("http://www.Example.com/Path") == "http://(com,example,www,)/path"
-        to_scope_surt("https://example.com:8443") == "https://(com,example,:8443)/"
-        to_scope_surt("http://landsbókasafn.is/") == "http://(is,xn--landsbkasafn-5hb,)/"
-        to_scope_surt("http://127.0.0.1/x") == "http://(127.0.0.1)/x"
+    >>> to_scope_surt("http://www.Example.com/Path")
+    'http://(com,example,www,)/path'
+    >>> to_scope_surt("https://example.com:8443")
+    'https://(com,example,:8443)/'
+    >>> to_scope_surt("http://landsbókasafn.is/")
+    'http://(is,xn--landsbkasafn-5hb,)/'
+    >>> to_scope_surt("http://127.0.0.1/x")
+    'http://(127.0.0.1)/x'
 
     Raises:
         InvalidURLError: the URL cannot be parsed.

@@ -217,9 +217,9 @@ class CarefulReader:
                 odd_eol = True
             text = line.rstrip(b"\r\n")
             if text[:1] in (b" ", b"\t") and fields:
-                name, value = fields[-1]
+                folded_name, folded_value = fields[-1]
                 more = text.strip().decode("utf-8", "replace")
-                fields[-1] = (name, f"{value} {more}" if value else more)
+                fields[-1] = (folded_name, f"{folded_value} {more}" if folded_value else more)
                 folded = True
                 continue
             name, sep, value = text.partition(b":")

@@ -18,6 +18,7 @@ that point on, and nothing after it is lost. ARC files are read with warcio
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -177,10 +178,15 @@ class ArchiveReader:
                     prev = None
                     break
                 end = pos + head_len + clen
-            prev = (hdr.status_line, hdr.astuples(), block, pos, end)
+            prev = (hdr.status_line or "", list(hdr.astuples()), block, pos, end)
         if prev is not None:
-            if gz or _ends_cleanly(fd, prev[4], size):
-                yield self._fast_record(prev, size - prev[3] if gz else prev[4] - prev[3])
+            # the last record must end the file: fastwarc silently ignores a truncated
+            # last gzip member, so find where the last member really ends
+            end = _gzip_member_end(fd, prev[3]) if gz else prev[4]
+            ok = (end >= 0 and _zeros_only(fd, end, size)) if gz else \
+                _ends_cleanly(fd, end, size)
+            if ok:
+                yield self._fast_record(prev, end - prev[3])
             else:
                 handover = prev[3]
         if handover is not None and handover < size:
@@ -199,14 +205,21 @@ _MAX_GAP = 1 << 12
 
 
 def _head_length(fd: int, pos: int) -> int | None:
-    """Length of the WARC header (version line to the empty line, CRLF endings) of the
-    uncompressed record at ``pos``, or None (LF-only lines, over 1 MiB: not for the fast
-    path)."""
+    """Length of the WARC header (version line to the empty line) of the uncompressed
+    record at ``pos``, or None when it is not made of plain CRLF lines (LF-only or CR CR
+    LF endings, folded values, over 1 MiB): fastwarc splits lines at CRLF only and would
+    misread such a header, so it is left to the careful reader."""
     n = 1 << 12
     while n <= 1 << 20:
         data = os.pread(fd, n, pos)
         i = data.find(b"\r\n\r\n")
         if i >= 0:
+            head = data[: i + 2]
+            crlf = head.count(b"\r\n")
+            if head.count(b"\n") != crlf or head.count(b"\r") != crlf:
+                return None
+            if b"\r\n " in head or b"\r\n\t" in head:
+                return None
             return i + 4
         if len(data) < n:
             return None
@@ -222,6 +235,32 @@ def _ends_cleanly(fd: int, end: int, next_pos: int) -> bool:
         return False
     data = os.pread(fd, gap, end)
     return data[:4] == b"\r\n\r\n" and not data[4:].strip(b"\r\n")
+
+
+def _gzip_member_end(fd: int, pos: int) -> int:
+    """File offset just after the gzip member that starts at ``pos``, or -1 when it is
+    corrupt or truncated (decompressed output is discarded, 1 MiB at a time)."""
+    d = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    buf = b""
+    while True:
+        if not buf:
+            buf = os.pread(fd, 1 << 16, pos)
+            if not buf:
+                return -1
+        try:
+            d.decompress(buf, 1 << 20)
+        except zlib.error:
+            return -1
+        if d.eof:
+            return pos + len(buf) - len(d.unused_data)
+        tail = d.unconsumed_tail
+        pos += len(buf) - len(tail)
+        buf = tail
+
+
+def _zeros_only(fd: int, start: int, end: int) -> bool:
+    """True when ``[start, end)`` is empty or zero padding (as the careful reader skips)."""
+    return end - start <= _MAX_GAP and not os.pread(fd, end - start, start).strip(b"\x00")
 
 
 def iter_records(path: str | os.PathLike[str], careful: bool = False) -> Iterator[WarcRecord]:

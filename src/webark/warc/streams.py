@@ -334,10 +334,9 @@ class LogicalStream:
             drop = max(0, len(self._buf) - len(needle) + 1)
             self.read(drop)
             scanned += drop
-            if scanned > max_scan or not self._fill():
-                if not self._buf or len(self._buf) < len(needle):
-                    self.read(len(self._buf))
-                    return -1
+            if (scanned > max_scan or not self._fill()) and len(self._buf) < len(needle):
+                self.read(len(self._buf))
+                return -1
 
     # -- mapping to stored offsets ------------------------------------------------------
     def member_at(self, upos: int) -> Member | None:

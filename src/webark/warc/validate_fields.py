@@ -96,7 +96,9 @@ it stands for (section numbers of WARC 1.1, ISO 28500:2017)."""
 
 _TOKEN_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _CTL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$")
+_DATE_RE = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$", re.IGNORECASE
+)
 _URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"]*$")
 _MEDIA_TYPE_RE = re.compile(
     r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+/[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
@@ -130,7 +132,7 @@ _CANONICAL = {n.lower(): n for n in STANDARD_FIELDS}
 
 def _version(version: str) -> str:
     v = version.strip()
-    return v if v.upper().startswith("WARC/") else f"WARC/{v}"
+    return f"WARC/{v[5:]}" if v.upper().startswith("WARC/") else f"WARC/{v}"
 
 
 def _is_11_or_later(version: str) -> bool:
@@ -148,7 +150,8 @@ def is_warc_date(value: str, allow_fraction: bool = True) -> bool:
     if m is None or (m.group(7) and not allow_fraction):
         return False
     try:
-        datetime(*(int(g) for g in m.groups()[:6]))
+        y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
+        datetime(y, mo, d, h, mi, sec)
     except ValueError:
         return False
     return True
@@ -362,7 +365,8 @@ def field_warnings(version: str, headers: WarcHeaders) -> list[Finding]:
                 out.append(("refers-to-target-recommended", f"revisit without {name}"))
         if length not in ("", "0") and (headers.get("WARC-Truncated") or "").strip() != "length":
             out.append(("revisit-not-truncated",
-                        "identical-payload-digest revisit with a block, not 'WARC-Truncated: length'"))
+                        "identical-payload-digest revisit with a block, without "
+                        "'WARC-Truncated: length'"))
     if profile in KNOWN_PROFILES and f"/warc/{ver[5:]}/" not in profile:
         out.append(("profile-version-mismatch", f"{ver} record with profile {profile!r}"))
     for name in ("WARC-Block-Digest", "WARC-Payload-Digest"):
