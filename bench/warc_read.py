@@ -23,9 +23,10 @@ interpreter start and imports included); ``import s`` is the import time alone. 
 uncompressed WARC bytes (10^6) per read second; records/s counts every WARC record
 (warcinfo included), the same count for all tools. Runs are interleaved (round r runs
 every tool once) so slow phases of the shared VM hit every tool alike; each figure is the
-median over runs. The page cache is warmed first. Peak RSS is the child's VmHWM (the
-kernel folds the parent's RSS into a vfork-spawned child's ``ru_maxrss``, which is kept
-in the JSON as ``rusage_maxrss_kb``).
+median over runs. The page cache is warmed first. A run whose wall time exceeds its CPU
+time by more than 10 % had its core taken away (busy VM): the output says how many.
+Peak RSS is the child's VmHWM (the kernel folds the parent's RSS into a vfork-spawned
+child's ``ru_maxrss``, which is kept in the JSON as ``rusage_maxrss_kb``).
 
 warcio's ``content_stream()`` also undoes chunking and Content-Encoding (its normal use);
 the others hand over the stored bytes.
@@ -288,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
             if a in out:
                 overhead[a] = round((out[a]["read_secs"] - out["fastwarc"]["read_secs"])
                                     / ref * 1e6, 2)
+    # single-threaded children: wall ~= CPU unless the VM took the core away
+    contended = {t: sum(1 for x in rs if x.result["read_s"] > 1.10 * x.result["cpu_s"])
+                 for t, rs in by_tool.items()}
+    n_contended = sum(contended.values())
     met = None
     if "webark/isal" in ratios:
         met = ratios["webark/isal"] >= TARGET_VS_ISAL
@@ -320,6 +325,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  target webark >= {TARGET_VS_ISAL}x isal floor: "
               f"{'MET' if met else 'NOT MET'} ({ratios['webark/isal']:.2f}x)")
     print("  (shared VM: differences under ~10 % are noise, see shared/peers/BASELINE.md)")
+    if n_contended:
+        print(f"  NOISY: in {n_contended} of {runs * len(by_tool)} runs wall time exceeded CPU "
+              f"time by >10 % (the VM was busy): "
+              + ", ".join(f"{t} {k}/{runs}" for t, k in contended.items() if k)
+              + "; check `uptime` and rerun")
     for w in warnings:
         print(f"  WARNING: {w}")
     print(json.dumps({
@@ -328,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": runs, "machine": mi, "tools": out, "ratios": ratios,
         "overhead_us_per_record_vs_fastwarc": overhead,
         "target": {"webark/isal_min": TARGET_VS_ISAL, "met": met}, "warnings": warnings,
+        "contended_runs": contended,
     }))
     if warnings:
         return 2

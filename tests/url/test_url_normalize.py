@@ -22,9 +22,9 @@ import pytest
 
 from webark.url import InvalidURLError, join, normalize, normalize_percent_encoding
 
-CORPUS = Path(
-    os.environ.get("WEBARK_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus")
-)
+# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
+_BESIDE = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+CORPUS = _BESIDE if _BESIDE.is_dir() else Path(os.environ.get("WEBARK_CORPUS", _BESIDE))
 URLCANON = CORPUS / "urlcanon"
 
 

@@ -28,9 +28,9 @@ import surt.GoogleURLCanonicalizer as google_canonicalizer
 
 from webark.url import cdx_key
 
-CORPUS = Path(
-    os.environ.get("WEBARK_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus")
-)
+# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
+_BESIDE = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+CORPUS = _BESIDE if _BESIDE.is_dir() else Path(os.environ.get("WEBARK_CORPUS", _BESIDE))
 OPTIONS: list[dict[str, bool]] = [
     {},
     {"with_scheme": True},

@@ -24,8 +24,11 @@ IPD = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
 def base(rtype: str, **extra: str) -> list[tuple[str, str]]:
     fields = [
-        ("WARC-Type", rtype), ("WARC-Record-ID", RID), ("WARC-Date", "2024-03-01T12:00:00Z"),
-        ("Content-Length", "10"), ("Content-Type", "application/http;msgtype=response"),
+        ("WARC-Type", rtype),
+        ("WARC-Record-ID", RID),
+        ("WARC-Date", "2024-03-01T12:00:00Z"),
+        ("Content-Length", "10"),
+        ("Content-Type", "application/http;msgtype=response"),
     ]
     if rtype != "warcinfo":
         fields.append(("WARC-Target-URI", "http://example.com/"))
@@ -42,8 +45,16 @@ def codes(version: str, fields: list[tuple[str, str]]) -> list[str]:
 
 @pytest.mark.parametrize(
     "rtype",
-    ["warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion",
-     "continuation"],
+    [
+        "warcinfo",
+        "response",
+        "resource",
+        "request",
+        "metadata",
+        "revisit",
+        "conversion",
+        "continuation",
+    ],
 )
 def test_minimal_valid_record_of_each_type(rtype: str) -> None:
     assert field_problems("WARC/1.1", WarcHeaders(base(rtype))) == []
@@ -67,16 +78,16 @@ def test_type_specific_mandatory_fields() -> None:
     no_digest = [(n, v) for n, v in base("revisit") if n != "WARC-Payload-Digest"]
     assert codes("WARC/1.1", no_digest) == ["revisit-without-payload-digest"]
     # server-not-modified does not need the payload digest
-    snm = [(n, v.replace("identical-payload-digest", "server-not-modified"))
-           for n, v in no_digest]
+    snm = [(n, v.replace("identical-payload-digest", "server-not-modified")) for n, v in no_digest]
     assert codes("WARC/1.1", snm) == []
     cont = [(n, v) for n, v in base("continuation") if not n.startswith("WARC-Segment")]
     assert codes("WARC/1.1", cont) == ["missing-field", "missing-field"]
 
 
 def test_angle_brackets_in_target_uri_only_allowed_before_1_1() -> None:
-    fields = [(n, "<http://example.com/>" if n == "WARC-Target-URI" else v)
-              for n, v in base("response")]
+    fields = [
+        (n, "<http://example.com/>" if n == "WARC-Target-URI" else v) for n, v in base("response")
+    ]
     assert codes("WARC/1.1", fields) == ["bad-target-uri"]
     assert codes("WARC/1.0", fields) == []  # wget 1.14: the 1.0 grammar had uri = <…>
 
@@ -105,11 +116,15 @@ def test_value_formats() -> None:
     ]:
         assert codes("WARC/1.1", [*base("response"), extra]) == [code], extra
     good = [
-        ("WARC-IP-Address", "2001:db8::1"), ("WARC-IP-Address", "93.184.216.34"),
+        ("WARC-IP-Address", "2001:db8::1"),
+        ("WARC-IP-Address", "93.184.216.34"),
         ("WARC-Block-Digest", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
-        ("WARC-Payload-Digest",
-         "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
-        ("WARC-Truncated", "length"), ("WARC-Truncated", "future-reason"),
+        (
+            "WARC-Payload-Digest",
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        ),
+        ("WARC-Truncated", "length"),
+        ("WARC-Truncated", "future-reason"),
         ("X-Custom-Extension", "anything at all"),
     ]
     for extra in good:
@@ -120,7 +135,8 @@ def test_unknown_digest_algorithm_is_a_warning_not_a_problem() -> None:
     fields = [*base("response"), ("WARC-Block-Digest", "blake3:abcdef")]
     assert codes("WARC/1.1", fields) == []
     assert [c for c, _ in field_warnings("WARC/1.1", WarcHeaders(fields))] == [
-        "ip-address-recommended", "unknown-digest-algorithm"
+        "ip-address-recommended",
+        "unknown-digest-algorithm",
     ]
 
 
@@ -143,8 +159,13 @@ def test_duplicates_only_for_non_repeatable_standard_fields() -> None:
     assert codes("WARC/1.1", [*base("response"), ("warc-date", "2024-03-01T12:00:00Z")]) == [
         "duplicate-field"
     ]
-    assert codes("WARC/1.1", [*base("response"), ("WARC-Concurrent-To", RID2),
-                              ("WARC-Concurrent-To", RID)]) == []
+    assert (
+        codes(
+            "WARC/1.1",
+            [*base("response"), ("WARC-Concurrent-To", RID2), ("WARC-Concurrent-To", RID)],
+        )
+        == []
+    )
     assert codes("WARC/1.1", [*base("response"), ("X-Ext", "a"), ("X-Ext", "b")]) == []
 
 
@@ -216,14 +237,17 @@ def test_content_type_needed_for_a_non_empty_block() -> None:
 
 
 def test_header_injection_and_bad_names() -> None:
-    evil = [(n, "http://example.com/\r\nWARC-Type: evil" if n == "WARC-Target-URI" else v)
-            for n, v in base("response")]
+    evil = [
+        (n, "http://example.com/\r\nWARC-Type: evil" if n == "WARC-Target-URI" else v)
+        for n, v in base("response")
+    ]
     assert "bad-field-value" in codes("WARC/1.1", evil)
     assert codes("WARC/1.1", [*base("response"), ("Bad Name", "x")]) == ["bad-field-name"]
     assert codes("WARC/2.0", base("response")) == ["unknown-version"]
     assert codes("1.1", base("response")) == []
-    assert codes("WARC/1.1", [(n, "monkeys" if n == "WARC-Type" else v)
-                              for n, v in base("response")]) == ["unknown-type"]
+    assert codes(
+        "WARC/1.1", [(n, "monkeys" if n == "WARC-Type" else v) for n, v in base("response")]
+    ) == ["unknown-type"]
 
 
 def test_warnings() -> None:
@@ -231,14 +255,20 @@ def test_warnings() -> None:
         return [c for c, _ in field_warnings(version, WarcHeaders(fields))]
 
     assert warn("WARC/1.1", base("response")) == ["ip-address-recommended"]
-    full = [*base("revisit"), ("WARC-Refers-To", RID2),
-            ("WARC-Refers-To-Target-URI", "http://example.com/"),
-            ("WARC-Refers-To-Date", "2024-01-01T00:00:00Z"), ("WARC-Truncated", "length")]
+    full = [
+        *base("revisit"),
+        ("WARC-Refers-To", RID2),
+        ("WARC-Refers-To-Target-URI", "http://example.com/"),
+        ("WARC-Refers-To-Date", "2024-01-01T00:00:00Z"),
+        ("WARC-Truncated", "length"),
+    ]
     assert warn("WARC/1.1", full) == []
     assert warn("WARC/1.0", full) == ["profile-version-mismatch"]
     assert warn("WARC/1.1", base("revisit")) == [
-        "refers-to-recommended", "refers-to-target-recommended",
-        "refers-to-target-recommended", "revisit-not-truncated",
+        "refers-to-recommended",
+        "refers-to-target-recommended",
+        "refers-to-target-recommended",
+        "revisit-not-truncated",
     ]
     info = [(n, "text/plain" if n == "Content-Type" else v) for n, v in base("warcinfo")]
     assert warn("WARC/1.1", info) == ["content-type-recommended"]
@@ -274,10 +304,16 @@ def jwat_headers(path: Path) -> list[tuple[str, WarcHeaders]]:
 @needs_corpus
 @pytest.mark.parametrize(
     "name",
-    ["valid-warcfile-contenttype-continuation.warc", "valid-warcfile-duplicate-concurrentto.warc",
-     "valid-warcfile-fields-continuation.warc", "valid-warcfile-fields-metainfo.warc",
-     "valid-warcfile-fields-warcinfo.warc", "valid-warcfile-non-warc-headers.warc",
-     "valid-warcfile-upper-lower-case.warc", "valid-warcfile-utf8.warc"],
+    [
+        "valid-warcfile-contenttype-continuation.warc",
+        "valid-warcfile-duplicate-concurrentto.warc",
+        "valid-warcfile-fields-continuation.warc",
+        "valid-warcfile-fields-metainfo.warc",
+        "valid-warcfile-fields-warcinfo.warc",
+        "valid-warcfile-non-warc-headers.warc",
+        "valid-warcfile-upper-lower-case.warc",
+        "valid-warcfile-utf8.warc",
+    ],
 )
 def test_jwat_valid_files_have_no_problems(name: str) -> None:
     records = jwat_headers(JWAT / name)
@@ -290,11 +326,20 @@ def test_jwat_valid_files_have_no_problems(name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("invalid-warcfile-duplicate-fields.warc",
-         {"duplicate-field"}),
-        ("invalid-warcfile-fields-invalidformat.warc",
-         {"bad-record-id", "bad-date", "bad-content-length", "bad-content-type",
-          "bad-ip-address", "bad-digest", "bad-target-uri", "bad-segment-number"}),
+        ("invalid-warcfile-duplicate-fields.warc", {"duplicate-field"}),
+        (
+            "invalid-warcfile-fields-invalidformat.warc",
+            {
+                "bad-record-id",
+                "bad-date",
+                "bad-content-length",
+                "bad-content-type",
+                "bad-ip-address",
+                "bad-digest",
+                "bad-target-uri",
+                "bad-segment-number",
+            },
+        ),
         ("invalid-warcfile-fields-empty.warc", {"empty-field"}),
         ("invalid-warcfile-fields-missing.warc", {"empty-field"}),
         ("invalid-warcfile-digest-fields.warc", {"bad-digest"}),
@@ -303,13 +348,16 @@ def test_jwat_valid_files_have_no_problems(name: str) -> None:
         ("invalid-warcfile-lonely-monkeys.warc", {"missing-field", "unknown-type"}),
         ("invalid-warcfile-lonely-revisit.warc", {"missing-field"}),
         ("invalid-warcfile-lonely-continuation.warc", {"missing-field"}),
-        ("invalid-warcfile-contenttype-recommended.warc",
-         {"missing-content-type", "revisit-without-payload-digest"}),
+        (
+            "invalid-warcfile-contenttype-recommended.warc",
+            {"missing-content-type", "revisit-without-payload-digest"},
+        ),
     ],
 )
 def test_jwat_invalid_files(name: str, expected: set[str]) -> None:
     found = {
-        code for version, headers in jwat_headers(JWAT / name)
+        code
+        for version, headers in jwat_headers(JWAT / name)
         for code, _ in field_problems(version, headers)
     }
     assert found == expected
@@ -317,6 +365,8 @@ def test_jwat_invalid_files(name: str, expected: set[str]) -> None:
 
 @needs_corpus
 def test_jwat_recommendation_files_give_warnings_only() -> None:
-    [(version, headers)] = jwat_headers(JWAT / "invalid-warcfile-contenttype-warcinfo-recommended.warc")
+    [(version, headers)] = jwat_headers(
+        JWAT / "invalid-warcfile-contenttype-warcinfo-recommended.warc"
+    )
     assert field_problems(version, headers) == []
     assert [c for c, _ in field_warnings(version, headers)] == ["content-type-recommended"]

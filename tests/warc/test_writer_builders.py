@@ -30,14 +30,19 @@ BODY = (
 HEAD = (
     b"HTTP/1.1 200 OK\r\nAge: 414476\r\nCache-Control: max-age=604800\r\n"
     b"Content-Type: text/html; charset=UTF-8\r\nDate: Fri, 01 Mar 2024 12:30:45 GMT\r\n"
-    b"Etag: \"3147526947+ident\"\r\nLast-Modified: Thu, 17 Oct 2019 07:18:26 GMT\r\n"
+    b'Etag: "3147526947+ident"\r\nLast-Modified: Thu, 17 Oct 2019 07:18:26 GMT\r\n'
     b"Server: ECS (nyb/1D2E)\r\nVary: Accept-Encoding\r\n"
 )
 RESPONSE = HEAD + b"Content-Length: %d\r\n\r\n" % len(BODY) + BODY
 CHUNKED = (
-    HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
-    + b"40\r\n" + BODY[:64] + b"\r\n"
-    + b"%x;ext=1\r\n" % (len(BODY) - 64) + BODY[64:] + b"\r\n0\r\nX-Trailer: 1\r\n\r\n"
+    HEAD
+    + b"Transfer-Encoding: chunked\r\n\r\n"
+    + b"40\r\n"
+    + BODY[:64]
+    + b"\r\n"
+    + b"%x;ext=1\r\n" % (len(BODY) - 64)
+    + BODY[64:]
+    + b"\r\n0\r\nX-Trailer: 1\r\n\r\n"
 )
 REQUEST = (
     b"GET / HTTP/1.1\r\nHost: example.com\r\nUser-Agent: webark/0.1 (+mailto:a@example.org)\r\n"
@@ -45,7 +50,7 @@ REQUEST = (
 )
 NOT_MODIFIED = (
     b"HTTP/1.1 304 Not Modified\r\nAge: 414476\r\nCache-Control: max-age=604800\r\n"
-    b"Date: Fri, 01 Mar 2024 12:30:45 GMT\r\nEtag: \"3147526947+ident\"\r\n\r\n"
+    b'Date: Fri, 01 Mar 2024 12:30:45 GMT\r\nEtag: "3147526947+ident"\r\n\r\n'
 )
 
 
@@ -64,8 +69,15 @@ def assert_valid(record: object) -> None:
 def test_response_fields_and_digests() -> None:
     r = builder().response("http://example.com/", RESPONSE, ip_address="93.184.216.34")
     assert [n for n, _ in r.headers] == [
-        "WARC-Type", "WARC-Record-ID", "WARC-Date", "WARC-Target-URI", "WARC-IP-Address",
-        "WARC-Block-Digest", "WARC-Payload-Digest", "Content-Type", "Content-Length",
+        "WARC-Type",
+        "WARC-Record-ID",
+        "WARC-Date",
+        "WARC-Target-URI",
+        "WARC-IP-Address",
+        "WARC-Block-Digest",
+        "WARC-Payload-Digest",
+        "Content-Type",
+        "Content-Length",
     ]
     h = r.headers
     assert h["WARC-Type"] == "response"
@@ -84,7 +96,7 @@ def test_chunked_payload_digest_is_over_the_dechunked_body() -> None:
     r = builder().response("http://example.com/", CHUNKED)
     assert r.headers["WARC-Block-Digest"] == sha1(CHUNKED)  # the wire bytes
     assert r.headers["WARC-Payload-Digest"] == sha1(BODY)  # chunking removed
-    assert r.headers["WARC-Payload-Digest"] != sha1(CHUNKED[CHUNKED.index(b"\r\n\r\n") + 4:])
+    assert r.headers["WARC-Payload-Digest"] != sha1(CHUNKED[CHUNKED.index(b"\r\n\r\n") + 4 :])
 
 
 def test_content_encoding_is_kept_in_the_payload() -> None:
@@ -120,10 +132,14 @@ def test_exchange_shares_one_date_and_links_records() -> None:
     ticks = iter([WHEN.replace(second=s) for s in range(10, 60)])
     b = RecordBuilder(clock=lambda: next(ticks), record_ids=seeded_record_ids(1))
     meta = MetadataFields(
-        via="http://example.org/links.html", hops_from_seed="LLE",
-        source_tag="http://example.org/", fetch_time_ms=231,
-        outlinks=("http://example.com/style.css E link/@href",
-                  "http://www.iana.org/domains/example L a/@href"),
+        via="http://example.org/links.html",
+        hops_from_seed="LLE",
+        source_tag="http://example.org/",
+        fetch_time_ms=231,
+        outlinks=(
+            "http://example.com/style.css E link/@href",
+            "http://www.iana.org/domains/example L a/@href",
+        ),
     )
     resp, req, md = b.exchange(
         "http://example.com/", RESPONSE, REQUEST, ip_address="93.184.216.34", metadata=meta
@@ -152,8 +168,12 @@ def test_exchange_shares_one_date_and_links_records() -> None:
 def test_revisit_identical_payload_digest() -> None:
     b = builder()
     orig = b.response("http://example.com/", RESPONSE)
-    original = Original("http://example.com/", orig.headers["WARC-Date"], orig.record_id,
-                        orig.headers.payload_digest)
+    original = Original(
+        "http://example.com/",
+        orig.headers["WARC-Date"],
+        orig.record_id,
+        orig.headers.payload_digest,
+    )
     rv = b.revisit("http://example.com/", CHUNKED, original, ip_address="93.184.216.34")
     h = rv.headers
     head = CHUNKED[: CHUNKED.index(b"\r\n\r\n") + 4]
@@ -172,8 +192,12 @@ def test_revisit_identical_payload_digest() -> None:
 
 def test_url_agnostic_revisit_from_head_only() -> None:
     """A digest-only dedup hit: other URL, original known by digest and date."""
-    original = Original("http://example.org/copy.html",
-                        datetime(2023, 12, 24, 8, 0, 1, tzinfo=UTC), None, sha1(BODY))
+    original = Original(
+        "http://example.org/copy.html",
+        datetime(2023, 12, 24, 8, 0, 1, tzinfo=UTC),
+        None,
+        sha1(BODY),
+    )
     rv = builder(version="WARC/1.0").revisit(
         "http://example.com/", RESPONSE[: RESPONSE.index(b"\r\n\r\n") + 4], original
     )
@@ -191,20 +215,33 @@ def test_url_agnostic_revisit_from_head_only() -> None:
 def test_revisit_refuses_a_different_payload_or_none() -> None:
     b = builder()
     with pytest.raises(InvalidRecordError, match="not identical"):
-        b.revisit("http://example.com/", RESPONSE,
-                  Original("http://example.com/", "2024-01-01T00:00:00Z", None, sha1(b"other")))
+        b.revisit(
+            "http://example.com/",
+            RESPONSE,
+            Original("http://example.com/", "2024-01-01T00:00:00Z", None, sha1(b"other")),
+        )
     with pytest.raises(InvalidRecordError, match="needs a payload digest"):
-        b.revisit("http://example.com/", NOT_MODIFIED.replace(b"304 Not Modified", b"200 OK"),
-                  Original("http://example.com/", "2024-01-01T00:00:00Z"))
+        b.revisit(
+            "http://example.com/",
+            NOT_MODIFIED.replace(b"304 Not Modified", b"200 OK"),
+            Original("http://example.com/", "2024-01-01T00:00:00Z"),
+        )
     with pytest.raises(InvalidRecordError, match="not an HTTP response"):
-        b.revisit("http://example.com/", b"\x00\x01binary",
-                  Original("http://example.com/", "2024-01-01T00:00:00Z", None, sha1(BODY)))
+        b.revisit(
+            "http://example.com/",
+            b"\x00\x01binary",
+            Original("http://example.com/", "2024-01-01T00:00:00Z", None, sha1(BODY)),
+        )
 
 
 def test_revisit_server_not_modified() -> None:
     b = builder()
-    original = Original("http://example.com/", "2024-02-01T10:00:00Z",
-                        "<urn:uuid:00000000-0000-4000-8000-000000000001>", sha1(BODY))
+    original = Original(
+        "http://example.com/",
+        "2024-02-01T10:00:00Z",
+        "<urn:uuid:00000000-0000-4000-8000-000000000001>",
+        sha1(BODY),
+    )
     resp, req = b.exchange("http://example.com/", NOT_MODIFIED, REQUEST, original=original)
     assert resp.type == "revisit"
     assert resp.headers["WARC-Profile"] == (
@@ -218,35 +255,51 @@ def test_revisit_server_not_modified() -> None:
 
 
 def test_resource_conversion_and_warcinfo() -> None:
-    png = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+    png = bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
     b = builder()
-    shot = b.resource("urn:view:http://example.com/", png, "image/png",
-                      concurrent_to=["<urn:uuid:00000000-0000-4000-8000-000000000002>"])
+    shot = b.resource(
+        "urn:view:http://example.com/",
+        png,
+        "image/png",
+        concurrent_to=["<urn:uuid:00000000-0000-4000-8000-000000000002>"],
+    )
     assert shot.headers["WARC-Block-Digest"] == shot.headers["WARC-Payload-Digest"] == sha1(png)
     assert shot.headers["Content-Type"] == "image/png"
     assert_valid(shot)
-    conv = b.conversion("http://example.com/", b"Example Domain\n", "text/plain",
-                        refers_to=shot.record_id)
+    conv = b.conversion(
+        "http://example.com/", b"Example Domain\n", "text/plain", refers_to=shot.record_id
+    )
     assert conv.headers["WARC-Refers-To"] == shot.record_id
     assert conv.headers["WARC-Payload-Digest"] == sha1(b"Example Domain\n")
     assert_valid(conv)
     info = b.warcinfo(
-        WarcinfoFields(hostname="crawl1.example.org", ip="10.0.0.5",
-                       operator="Web Archive <archive@example.org>",
-                       http_header_user_agent="webark/0.1 (+https://example.org/bot)",
-                       is_part_of="weekly-2024-03", extra=(("description", "weekly crawl"),)),
+        WarcinfoFields(
+            hostname="crawl1.example.org",
+            ip="10.0.0.5",
+            operator="Web Archive <archive@example.org>",
+            http_header_user_agent="webark/0.1 (+https://example.org/bot)",
+            is_part_of="weekly-2024-03",
+            extra=(("description", "weekly crawl"),),
+        ),
         "TEST-20240301123045123-00000-1~crawl1~0.warc.gz",
     )
     assert info.headers["WARC-Filename"] == "TEST-20240301123045123-00000-1~crawl1~0.warc.gz"
     assert "WARC-Target-URI" not in info.headers
     assert info.block.read_all().decode().split("\r\n") == [
-        "software: webark/0.1.0", "hostname: crawl1.example.org", "ip: 10.0.0.5",
+        "software: webark/0.1.0",
+        "hostname: crawl1.example.org",
+        "ip: 10.0.0.5",
         "operator: Web Archive <archive@example.org>",
-        "http-header-user-agent: webark/0.1 (+https://example.org/bot)", "robots: obey",
+        "http-header-user-agent: webark/0.1 (+https://example.org/bot)",
+        "robots: obey",
         "format: WARC File Format 1.1",
         "conformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-        "isPartOf: weekly-2024-03", "description: weekly crawl", "",
+        "isPartOf: weekly-2024-03",
+        "description: weekly crawl",
+        "",
     ]
     assert_valid(info)
 
@@ -256,13 +309,13 @@ def test_spooled_blocks_are_digested_by_streaming() -> None:
 
     big = (BODY * 40000)[: 5 * 1024 * 1024]
     wire = HEAD + b"Content-Length: %d\r\n\r\n" % len(big) + big
-    tmp = tempfile.TemporaryFile()
-    tmp.write(wire)
-    tmp.seek(0)
-    r = builder().response("http://example.com/big", Block(file=tmp, size=len(wire)))  # type: ignore[arg-type]
-    assert not r.block.in_memory
-    assert r.headers["WARC-Block-Digest"] == sha1(wire)
-    assert r.headers["WARC-Payload-Digest"] == sha1(big)
+    with tempfile.TemporaryFile() as tmp:
+        tmp.write(wire)
+        tmp.seek(0)
+        r = builder().response("http://example.com/big", Block(file=tmp, size=len(wire)))
+        assert not r.block.in_memory
+        assert r.headers["WARC-Block-Digest"] == sha1(wire)
+        assert r.headers["WARC-Payload-Digest"] == sha1(big)
 
 
 def test_warc_fields_refuse_injection() -> None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextlib
 import re
 from typing import NamedTuple, overload
-from urllib.parse import quote_from_bytes, unquote_to_bytes
+from urllib.parse import unquote_to_bytes
 
 __all__ = [
     "IaUrl",
@@ -107,7 +107,7 @@ def _parse(url: bytes) -> _Parts | None:
         return None
     if _HAS_SCHEME.match(url) is None:
         url = b"http://" + url
-    if url[:4] == b"http":
+    if url[:4] == b"http" and (url.startswith(b"http", 7) or url.startswith(b"http", 8)):
         m = _MULTIPLE_HTTP.match(url)
         if m is not None and m.start(1) > 0:
             url = url[m.start(1) :]
@@ -182,16 +182,22 @@ fragment=b'c', last_delimiter=False)
 
 # --------------------------------------------------------------- escaping helpers
 
-_ALWAYS_SAFE = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~"
-# GoogleURLCanonicalizer.escapeOnce: everything printable except '%' and '#'.
+# GoogleURLCanonicalizer.escapeOnce: escape everything but printable ASCII, and '%' and
+# '#' (what ``quote_from_bytes(data, safe=_ESCAPE_SAFE)`` does, faster).
 _ESCAPE_SAFE = b"!\"$&'()*+,-./:;<=>?@[\\]^_`{|}~"
-_ALL_SAFE = _ALWAYS_SAFE + _ESCAPE_SAFE
+_ALL_SAFE = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~" + _ESCAPE_SAFE
+_UNSAFE_BYTE = re.compile(b"[^" + re.escape(_ALL_SAFE) + b"]")
+_ESCAPES = [b"%%%02X" % i for i in range(256)]
+
+
+def _escape_byte(m: re.Match[bytes]) -> bytes:
+    return _ESCAPES[m[0][0]]
 
 
 def _escape_once(data: bytes) -> bytes:
     if not data or not data.rstrip(_ALL_SAFE):
         return data
-    return quote_from_bytes(data, safe=_ESCAPE_SAFE).encode("ascii")
+    return _UNSAFE_BYTE.sub(_escape_byte, data)
 
 
 def _unescape_repeatedly(data: bytes) -> bytes:

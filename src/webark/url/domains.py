@@ -75,10 +75,13 @@ def registered_domain(host: str, *, include_private: bool = False) -> str:
     >>> registered_domain("192.0.2.1")  # an IP address is its own
     '192.0.2.1'
 
-    The host is lowercased and a trailing dot removed; an IPv4 or (bracketed) IPv6
-    address is returned as is, so the result can always serve as a grouping key when
-    it is not empty. Source: Public Suffix List algorithm (publicsuffix.org), through
-    tldextract's bundled snapshot; IA ``handyurl.getPublicSuffix``.
+    The host is lowercased and a trailing dot removed; an IP address is its own
+    registered domain (an IPv6 address is returned without brackets), so a non-empty
+    result can always serve as a grouping key. Unicode and punycode host names are
+    both understood; the result keeps the form of the input. Never raises.
+
+    Source: Public Suffix List algorithm (publicsuffix.org), through tldextract's
+    bundled snapshot (never the network); IA ``handyurl.getPublicSuffix``.
     """
     h = _clean(host)
     if not h:

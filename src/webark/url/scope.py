@@ -39,13 +39,17 @@ __all__ = [
     "surt_prefix_from_seed",
 ]
 
-_SCHEME_PRESENT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*:")
 _LAST_PATH_SEGMENT = re.compile(r"^(.*//.*/)[^/]*", re.DOTALL)
 
 
 def _coerce_https(surt: str) -> str:
     """Heritrix ``SurtPrefixSet.coerceFromHttpsForComparison``."""
     return "http" + surt[5:] if surt.startswith("https://") else surt
+
+
+def _comparable(surt: str) -> str:
+    """The form prefixes and candidates are compared in: lowercase, NFC, http."""
+    return _coerce_https(unicodedata.normalize("NFC", surt.strip().lower()))
 
 
 def _add_implied_http(text: str) -> str:
@@ -198,7 +202,7 @@ class SurtPrefixSet:
 
     def add(self, prefix: str) -> None:
         """Add a literal SURT prefix such as ``"http://(org,archive,"``."""
-        p = _coerce_https(unicodedata.normalize("NFC", prefix.strip().lower()))
+        p = _comparable(prefix)
         i = bisect_right(self._sorted, p)
         if i == 0 or self._sorted[i - 1] != p:
             self._sorted.insert(i, p)
@@ -236,9 +240,10 @@ class SurtPrefixSet:
     def longest_prefix(self, surt: str) -> str | None:
         """The longest prefix in the set that the given SURT starts with, or None.
 
-        ``https://`` is read as ``http://``; the SURT is lowercased first.
+        ``https://`` is read as ``http://``; the SURT is lowercased (and NFC-normalized)
+        first.
         """
-        s = _coerce_https(surt.lower())
+        s = _comparable(surt)
         prefixes = self._sorted
         while prefixes:
             i = bisect_right(prefixes, s) - 1
@@ -286,7 +291,7 @@ class SurtPrefixSet:
     def __contains__(self, prefix: object) -> bool:
         if not isinstance(prefix, str):
             return False
-        p = _coerce_https(prefix.lower())
+        p = _comparable(prefix)
         i = bisect_right(self._sorted, p)
         return i > 0 and self._sorted[i - 1] == p
 

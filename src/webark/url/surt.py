@@ -12,10 +12,11 @@ Two flavours are needed, and they are not interchangeable:
   exactly what pywb (python ``surt``), OpenWayback and OutbackCDX compute, or lookups
   in indexes made by them miss.
 * the **scope SURT** (:func:`to_scope_surt`), used by ``SurtPrefixedDecideRule``-style
-  scoping: scheme kept, host labels each followed by a comma, nothing else
-  canonicalized away: ``http://(com,example,www,)/path``. The closing comma makes
+  scoping: scheme kept, every host label followed by a comma, and none of the IA
+  rules (``www``, query order and session ids are kept):
+  ``http://(com,example,www,)/path``. The comma after the last label makes the prefix
   ``http://(com,example,`` match ``example.com`` and its subdomains but not
-  ``example.community``.
+  ``examplecorp.com`` (``http://(com,examplecorp,)/``).
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ def cdx_key(
             ``192.168.1.254)``.
 
     Never raises for text input: malformed URLs get a key too (see
-    ``docs/url-differences.md`` for the two cases where surt raises instead).
+    ``docs/url-differences.md`` for the inputs on which surt raises instead).
     Results are memoized (LRU, 65 536 entries): the indexer asks for the same URL for
     the request, response and metadata records of one capture.
     """

@@ -134,10 +134,15 @@ class WarcinfoFields:
             else "http://bibnum.bnf.fr/WARC/WARC_ISO_28500_version1_latestdraft.pdf"
         )
         named = [
-            ("software", self.software), ("hostname", self.hostname), ("ip", self.ip),
+            ("software", self.software),
+            ("hostname", self.hostname),
+            ("ip", self.ip),
             ("operator", self.operator),
-            ("http-header-user-agent", self.http_header_user_agent), ("robots", self.robots),
-            ("format", fmt), ("conformsTo", conforms), ("isPartOf", self.is_part_of),
+            ("http-header-user-agent", self.http_header_user_agent),
+            ("robots", self.robots),
+            ("format", fmt),
+            ("conformsTo", conforms),
+            ("isPartOf", self.is_part_of),
         ]
         return [(n, val) for n, val in named if val is not None] + list(self.extra)
 
@@ -166,7 +171,8 @@ class MetadataFields:
 
     def pairs(self) -> list[tuple[str, str]]:
         named = [
-            ("via", self.via), ("hopsFromSeed", self.hops_from_seed),
+            ("via", self.via),
+            ("hopsFromSeed", self.hops_from_seed),
             ("sourceTag", self.source_tag),
             ("fetchTimeMs", None if self.fetch_time_ms is None else str(self.fetch_time_ms)),
         ]
@@ -288,8 +294,13 @@ class RecordBuilder:
         name, without ``.open``)."""
         block = Block(warc_fields_block(fields.pairs(self.version)))
         return self._record(
-            "warcinfo", block, WARC_FIELDS, self.format_date(date),
-            [("WARC-Filename", filename)], None, (),
+            "warcinfo",
+            block,
+            WARC_FIELDS,
+            self.format_date(date),
+            [("WARC-Filename", filename)],
+            None,
+            (),
         )
 
     def response(
@@ -320,10 +331,18 @@ class RecordBuilder:
         """
         blk = _as_block(block)
         return self._record(
-            "response", blk, content_type, self.format_date(date),
-            [("WARC-Target-URI", target_uri), ("WARC-IP-Address", ip_address),
-             *(("WARC-Concurrent-To", c) for c in concurrent_to), ("WARC-Truncated", truncated)],
-            self._payload_digest("response", blk, content_type), extra_fields,
+            "response",
+            blk,
+            content_type,
+            self.format_date(date),
+            [
+                ("WARC-Target-URI", target_uri),
+                ("WARC-IP-Address", ip_address),
+                *(("WARC-Concurrent-To", c) for c in concurrent_to),
+                ("WARC-Truncated", truncated),
+            ],
+            self._payload_digest("response", blk, content_type),
+            extra_fields,
         )
 
     def request(
@@ -341,10 +360,17 @@ class RecordBuilder:
         Arguments as for :meth:`response`."""
         blk = _as_block(block)
         return self._record(
-            "request", blk, content_type, self.format_date(date),
-            [("WARC-Target-URI", target_uri), ("WARC-IP-Address", ip_address),
-             *(("WARC-Concurrent-To", c) for c in concurrent_to)],
-            self._payload_digest("request", blk, content_type), extra_fields,
+            "request",
+            blk,
+            content_type,
+            self.format_date(date),
+            [
+                ("WARC-Target-URI", target_uri),
+                ("WARC-IP-Address", ip_address),
+                *(("WARC-Concurrent-To", c) for c in concurrent_to),
+            ],
+            self._payload_digest("request", blk, content_type),
+            extra_fields,
         )
 
     def metadata(
@@ -365,10 +391,17 @@ class RecordBuilder:
         """
         pairs = fields.pairs() if isinstance(fields, MetadataFields) else list(fields)
         return self._record(
-            "metadata", Block(warc_fields_block(pairs)), WARC_FIELDS, self.format_date(date),
-            [("WARC-Target-URI", target_uri),
-             *(("WARC-Concurrent-To", c) for c in concurrent_to), ("WARC-Refers-To", refers_to)],
-            None, extra_fields,
+            "metadata",
+            Block(warc_fields_block(pairs)),
+            WARC_FIELDS,
+            self.format_date(date),
+            [
+                ("WARC-Target-URI", target_uri),
+                *(("WARC-Concurrent-To", c) for c in concurrent_to),
+                ("WARC-Refers-To", refers_to),
+            ],
+            None,
+            extra_fields,
         )
 
     def resource(
@@ -388,10 +421,19 @@ class RecordBuilder:
         blk = _as_block(block)
         digest = self._digest(blk)
         return self._record(
-            "resource", blk, content_type, self.format_date(date),
-            [("WARC-Target-URI", target_uri), ("WARC-IP-Address", ip_address),
-             *(("WARC-Concurrent-To", c) for c in concurrent_to), ("WARC-Truncated", truncated)],
-            digest, extra_fields, block_digest=digest,
+            "resource",
+            blk,
+            content_type,
+            self.format_date(date),
+            [
+                ("WARC-Target-URI", target_uri),
+                ("WARC-IP-Address", ip_address),
+                *(("WARC-Concurrent-To", c) for c in concurrent_to),
+                ("WARC-Truncated", truncated),
+            ],
+            digest,
+            extra_fields,
+            block_digest=digest,
         )
 
     def conversion(
@@ -409,9 +451,14 @@ class RecordBuilder:
         blk = _as_block(block)
         digest = self._digest(blk)
         return self._record(
-            "conversion", blk, content_type, self.format_date(date),
+            "conversion",
+            blk,
+            content_type,
+            self.format_date(date),
             [("WARC-Target-URI", target_uri), ("WARC-Refers-To", refers_to)],
-            digest, extra_fields, block_digest=digest,
+            digest,
+            extra_fields,
+            block_digest=digest,
         )
 
     def revisit(
@@ -453,8 +500,10 @@ class RecordBuilder:
         if head_bytes and head is None:
             raise InvalidRecordError(f"revisit of {target_uri}: block is not an HTTP response")
         if profile is None:
-            profile = "server-not-modified" if head and head.status == 304 else (
-                "identical-payload-digest"
+            profile = (
+                "server-not-modified"
+                if head and head.status == 304
+                else ("identical-payload-digest")
             )
         body_digest = None
         kept = Block(head_bytes[: head.head_length] if head else b"")
@@ -462,8 +511,10 @@ class RecordBuilder:
         if cut:
             body_digest = self._payload_digest("revisit", data, HTTP_RESPONSE)
         payload = original.payload_digest or body_digest
-        if body_digest and original.payload_digest and not same_digest(
-            body_digest, original.payload_digest
+        if (
+            body_digest
+            and original.payload_digest
+            and not same_digest(body_digest, original.payload_digest)
         ):
             if profile == "identical-payload-digest":
                 raise InvalidRecordError(
@@ -476,19 +527,24 @@ class RecordBuilder:
                 f"identical-payload-digest revisit of {target_uri} needs a payload digest"
             )
         truncated = cut or (profile == "identical-payload-digest" and kept.size > 0)
-        rdate = original.date if isinstance(original.date, str) else self.format_date(
-            original.date
-        )
+        rdate = original.date if isinstance(original.date, str) else self.format_date(original.date)
         return self._record(
-            "revisit", kept, HTTP_RESPONSE if kept.size else None, self.format_date(date),
-            [("WARC-Target-URI", target_uri), ("WARC-IP-Address", ip_address),
-             *(("WARC-Concurrent-To", c) for c in concurrent_to),
-             ("WARC-Refers-To", original.record_id),
-             ("WARC-Refers-To-Target-URI", original.target_uri),
-             ("WARC-Refers-To-Date", rdate),
-             ("WARC-Profile", profile_uri(profile, self.version)),
-             ("WARC-Truncated", "length" if truncated else None)],
-            payload, extra_fields,
+            "revisit",
+            kept,
+            HTTP_RESPONSE if kept.size else None,
+            self.format_date(date),
+            [
+                ("WARC-Target-URI", target_uri),
+                ("WARC-IP-Address", ip_address),
+                *(("WARC-Concurrent-To", c) for c in concurrent_to),
+                ("WARC-Refers-To", original.record_id),
+                ("WARC-Refers-To-Target-URI", original.target_uri),
+                ("WARC-Refers-To-Date", rdate),
+                ("WARC-Profile", profile_uri(profile, self.version)),
+                ("WARC-Truncated", "length" if truncated else None),
+            ],
+            payload,
+            extra_fields,
         )
 
     def exchange(
@@ -515,20 +571,33 @@ class RecordBuilder:
         when = date if date is not None else self.clock()
         if original is None:
             first = self.response(
-                target_uri, response, date=when, ip_address=ip_address,
+                target_uri,
+                response,
+                date=when,
+                ip_address=ip_address,
                 extra_fields=extra_fields,
             )
         else:
             first = self.revisit(
-                target_uri, response, original, date=when, ip_address=ip_address,
+                target_uri,
+                response,
+                original,
+                date=when,
+                ip_address=ip_address,
                 extra_fields=extra_fields,
             )
         link = [first.record_id or ""]
-        out = [first, self.request(
-            target_uri, request, date=when, ip_address=ip_address, concurrent_to=link,
-            extra_fields=extra_fields,
-        )]
+        out = [
+            first,
+            self.request(
+                target_uri,
+                request,
+                date=when,
+                ip_address=ip_address,
+                concurrent_to=link,
+                extra_fields=extra_fields,
+            ),
+        ]
         if metadata is not None:
             out.append(self.metadata(target_uri, metadata, date=when, concurrent_to=link))
         return tuple(out)
-

@@ -81,16 +81,27 @@ class HttpHead:
         return ct.split(";", 1)[0].strip().lower()
 
 
+_WS = " \t\r\n\x0b\x0c"  # what bytes.strip() removes, for str.strip on latin-1 text
+_LF_PATTERNS = (b"\n\r\n", b"\n\r\r\n")
+
+
 def find_head_end(data: bytes) -> tuple[int, bool] | None:
     """Return ``(index after the blank line, lf_only)`` for the end of an HTTP head at
-    the start of ``data``, or None if no blank line is found."""
-    best: tuple[int, int, bool] | None = None
-    for pat, lf_only in ((b"\r\n\r\n", False), (b"\n\n", True), (b"\n\r\n", True),
-                         (b"\n\r\r\n", True)):
-        i = data.find(pat)
-        if i >= 0 and (best is None or i < best[0]):
-            best = (i, i + len(pat), lf_only)
-    return (best[1], best[2]) if best else None
+    the start of ``data``, or None if no blank line is found.
+
+    The earliest of CRLF CRLF, LF LF, LF CRLF and LF CR CR LF wins; the LF-only patterns
+    are searched only before the first CRLF CRLF, so a normal head costs one scan."""
+    i = data.find(b"\r\n\r\n")
+    best: int | None = i if i >= 0 else None
+    end, lf = (i + 4, False) if i >= 0 else (0, False)
+    j = data.find(b"\n\n", 0, best + 4 if best is not None else len(data))
+    if j >= 0 and (best is None or j < best):
+        best, end, lf = j, j + 2, True
+    for pat in _LF_PATTERNS:
+        k = data.find(pat, 0, best + len(pat) - 1 if best is not None else len(data))
+        if k >= 0 and (best is None or k < best):
+            best, end, lf = k, k + len(pat), True
+    return (end, lf) if best is not None else None
 
 
 def parse_http_head(block: bytes, expect_request: bool | None = None) -> HttpHead | None:
@@ -117,14 +128,15 @@ def parse_http_head(block: bytes, expect_request: bool | None = None) -> HttpHea
         missing_blank = False
     head_length, lf_only = end
     raw = block[:head_length]
-    lines = raw.split(b"\n")
     forgiven: list[str] = []
     if lf_only:
         forgiven.append("LF-only line endings in HTTP head")
     if missing_blank:
         forgiven.append("HTTP head not terminated by an empty line")
-    start = lines[0].rstrip(b"\r")
-    if lines[0].endswith(b"\r\r"):
+    nl = raw.find(b"\n")
+    first = raw if nl < 0 else raw[:nl]
+    start = first.rstrip(b"\r")
+    if first.endswith(b"\r\r"):
         forgiven.append("CR CR LF line endings in HTTP head")
     is_request = False
     protocol: str
@@ -139,7 +151,7 @@ def parse_http_head(block: bytes, expect_request: bool | None = None) -> HttpHea
         reason = (m.group(3) or b"").decode("latin-1")
         if not protocol.startswith("HTTP/"):
             forgiven.append(f"non-HTTP protocol token {protocol!r} in status line")
-        elif protocol == "HTTP/2" or protocol.startswith("HTTP/2"):
+        elif protocol.startswith("HTTP/2"):
             forgiven.append("HTTP/2 status line (write HTTP/1.1 and WARC-Protocol: h2)")
         if not reason:
             forgiven.append("status line without reason phrase")
@@ -152,21 +164,22 @@ def parse_http_head(block: bytes, expect_request: bool | None = None) -> HttpHea
         target = rm.group(2).decode("latin-1")
         protocol = (rm.group(3) or b"HTTP/0.9").decode("latin-1")
     headers: list[tuple[str, str]] = []
-    for line in lines[1:]:
-        line = line.rstrip(b"\r")
+    text = raw[nl + 1 :].decode("latin-1") if nl >= 0 else ""
+    for line in text.split("\n"):
+        line = line.rstrip("\r")
         if not line:
             continue
-        if line[:1] in (b" ", b"\t") and headers:
+        if line[0] in " \t" and headers:
             n, v = headers[-1]
-            headers[-1] = (n, (v + " " + line.strip().decode("latin-1")).strip())
+            headers[-1] = (n, (v + " " + line.strip(_WS)).strip())
             if "obs-fold continuation line in HTTP head" not in forgiven:
                 forgiven.append("obs-fold continuation line in HTTP head")
             continue
-        name, sep, value = line.partition(b":")
+        name, sep, value = line.partition(":")
         if not sep:
             forgiven.append("HTTP header line without colon ignored")
             continue
-        headers.append((name.strip().decode("latin-1"), value.strip().decode("latin-1")))
+        headers.append((name.strip(_WS), value.strip(_WS)))
     return HttpHead(
         is_request=is_request, protocol=protocol, status=status, reason=reason,
         method=method, target=target, headers=tuple(headers), head_length=head_length,

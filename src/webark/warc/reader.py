@@ -17,13 +17,14 @@ that point on, and nothing after it is lost. ARC files are read with warcio
 
 from __future__ import annotations
 
+import mmap
 import os
 import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
 from fastwarc.warc import ArchiveIterator as FastIterator
-from fastwarc.warc import WarcRecordType
+from fastwarc.warc import WarcHeader, WarcRecordType
 
 from webark.warc.arc import ArcStop, iter_arc, looks_like_arc
 from webark.warc.framing import CarefulReader
@@ -117,8 +118,23 @@ class ArchiveReader:
     def _iter_fast(self, f: BinaryIO) -> Iterator[WarcRecord]:
         gz = self.compression == "gzip"
         size = os.fstat(f.fileno()).st_size
-        fd = f.fileno()
-        it = FastIterator(f, record_types=WarcRecordType.any_type, parse_http=False)
+        view = _FileView(f.fileno(), size, use_mmap=not gz)
+        try:
+            yield from self._fast_records(f, view, gz, size)
+        finally:
+            view.close()
+
+    def _fast_records(self, f: BinaryIO, view: _FileView, gz: bool, size: int
+                      ) -> Iterator[WarcRecord]:
+        # Hot loop: per record only what is needed to vouch for the framing (see the
+        # module docstring); measured in bench/warc_read.py.
+        get = view.get
+        path = self.path
+        make = WarcRecord.trusted
+        magic_want = b"\x1f\x8b" if gz else b"WARC/"
+        mlen = len(magic_want)
+        it = FastIterator(f, record_types=WarcRecordType.any_type, parse_http=False,
+                          inplace=True)
         # (version line, fields, block, offset, end of block in the file if uncompressed)
         prev: tuple[str, list[tuple[str, str]], Block, int, int] | None = None
         handover: int | None = None
@@ -134,31 +150,30 @@ class ArchiveReader:
                 break
             pos = r.stream_pos
             # cheap framing checks: does a record really start here?
-            if prev is not None and pos <= prev[3]:
-                handover = prev[3]
-                prev = None
-                break
-            magic = os.pread(fd, 5, pos)
-            ok_start = magic[:2] == b"\x1f\x8b" if gz else magic == b"WARC/"
-            if not ok_start:
+            if (prev is not None and pos <= prev[3]) or get(pos, pos + mlen) != magic_want:
                 handover = prev[3] if prev else pos
                 prev = None
                 break
             if prev is not None:
                 # uncompressed: the previous block must be followed by exactly CRLF CRLF
                 # (and blank lines) up to this record, else its length is not known
-                if not gz and not _ends_cleanly(fd, prev[4], pos):
+                if not gz and not view.ends_cleanly(prev[4], pos):
                     handover = prev[3]
                     prev = None
                     break
-                yield self._fast_record(prev, pos - prev[3] if gz else prev[4] - prev[3])
+                version, fields, block, offset, end = prev
+                self.records_read += 1
+                yield make(WarcHeaders(fields), block, version, path, offset,
+                           pos - offset if gz else end - offset)
             hdr = r.headers
-            clen_s = hdr.get("Content-Length")
-            if clen_s is None or not clen_s.strip().isdigit():
-                handover = pos
-                prev = None
-                break
-            clen = int(clen_s)
+            # fastwarc reports 0 for a missing or invalid Content-Length: check the text
+            clen = r.content_length
+            if clen == 0:
+                clen_s = hdr.get(_CONTENT_LENGTH)
+                if clen_s is None or not clen_s.strip().isdigit():
+                    handover = pos
+                    prev = None
+                    break
             try:
                 block = Block(r.reader.read()) if clen <= SPOOL_LIMIT else \
                     Block.from_reader(r.reader.read, SPOOL_LIMIT)
@@ -172,95 +187,128 @@ class ArchiveReader:
                 break
             end = -1
             if not gz:
-                head_len = _head_length(fd, pos)
+                head_len = view.head_length(pos)
                 if head_len is None:
                     handover = pos
                     prev = None
                     break
                 end = pos + head_len + clen
-            prev = (hdr.status_line or "", list(hdr.astuples()), block, pos, end)
+            prev = (hdr.status_line or "", hdr.astuples(), block, pos, end)
         if prev is not None:
             # the last record must end the file: fastwarc silently ignores a truncated
             # last gzip member, so find where the last member really ends
-            end = _gzip_member_end(fd, prev[3]) if gz else prev[4]
-            ok = (end >= 0 and _zeros_only(fd, end, size)) if gz else \
-                _ends_cleanly(fd, end, size)
+            end = view.gzip_member_end(prev[3]) if gz else prev[4]
+            ok = (end >= 0 and view.zeros_only(end, size)) if gz else \
+                view.ends_cleanly(end, size)
             if ok:
-                yield self._fast_record(prev, end - prev[3])
+                version, fields, block, offset, _end = prev
+                self.records_read += 1
+                yield make(WarcHeaders(fields), block, version, path, offset, end - offset)
             else:
                 handover = prev[3]
         if handover is not None and handover < size:
             self.engine = "fast+careful"
             yield from self._iter_careful(f, handover)
 
-    def _fast_record(self, prev: tuple[str, list[tuple[str, str]], Block, int, int],
-                     length: int) -> WarcRecord:
-        version, fields, block, offset, _end = prev
-        self.records_read += 1
-        return WarcRecord(headers=WarcHeaders(fields), block=block, version=version,
-                          path=self.path, offset=offset, length=length)
-
 
 _MAX_GAP = 1 << 12
+_CONTENT_LENGTH = WarcHeader.CONTENT_LENGTH
 
 
-def _head_length(fd: int, pos: int) -> int | None:
-    """Length of the WARC header (version line to the empty line) of the uncompressed
-    record at ``pos``, or None when it is not made of plain CRLF lines (LF-only or CR CR
-    LF endings, folded values, over 1 MiB): fastwarc splits lines at CRLF only and would
-    misread such a header, so it is left to the careful reader."""
-    n = 1 << 12
-    while n <= 1 << 20:
-        data = os.pread(fd, n, pos)
-        i = data.find(b"\r\n\r\n")
-        if i >= 0:
-            head = data[: i + 2]
-            crlf = head.count(b"\r\n")
-            if head.count(b"\n") != crlf or head.count(b"\r") != crlf:
-                return None
-            if b"\r\n " in head or b"\r\n\t" in head:
-                return None
-            return i + 4
-        if len(data) < n:
+class _FileView:
+    """Random access to the stored bytes of the file being read.
+
+    Uncompressed files make three checks per record, so they use an mmap (one slice per
+    check; pages already read are released every 64 MiB so that the resident size does
+    not grow with the file). Compressed files make one 5-byte check per record and use
+    ``os.pread``: an mmap would touch every page and count the whole file as resident."""
+
+    RELEASE_EVERY = 64 << 20
+
+    def __init__(self, fd: int, size: int, use_mmap: bool = True):
+        self.fd = fd
+        self.mm: mmap.mmap | None = None
+        self._released = 0
+        if size > 0 and use_mmap:
+            try:
+                self.mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                self.mm = None
+
+    def close(self) -> None:
+        if self.mm is not None:
+            self.mm.close()
+            self.mm = None
+
+    def get(self, start: int, stop: int) -> bytes:
+        mm = self.mm
+        if mm is not None:
+            if start - self._released > self.RELEASE_EVERY:
+                self._release(start)
+            return mm[start:stop]
+        return os.pread(self.fd, stop - start, start)
+
+    def _release(self, upto: int) -> None:
+        assert self.mm is not None
+        upto -= upto % mmap.PAGESIZE
+        self.mm.madvise(mmap.MADV_DONTNEED, self._released, upto - self._released)
+        self._released = upto
+
+    def head_length(self, pos: int) -> int | None:
+        """Length of the WARC header (version line to the empty line) of the uncompressed
+        record at ``pos``, or None when it is not made of plain CRLF lines (LF-only or
+        CR CR LF endings, folded values, over 1 MiB): fastwarc splits lines at CRLF only
+        and would misread such a header, so it is left to the careful reader."""
+        if self.mm is not None:
+            i = self.mm.find(b"\r\n\r\n", pos, pos + (1 << 20) + 4)
+            head = self.mm[pos : i + 2] if i >= 0 else b""
+        else:
+            data = os.pread(self.fd, (1 << 20) + 4, pos)
+            i = data.find(b"\r\n\r\n")
+            head = data[: i + 2] if i >= 0 else b""
+            i = pos + i if i >= 0 else -1
+        if i < 0:
             return None
-        n <<= 2
-    return None
+        crlf = head.count(b"\r\n")
+        if head.count(b"\n") != crlf or head.count(b"\r") != crlf:
+            return None
+        if b"\r\n " in head or b"\r\n\t" in head:
+            return None
+        return i - pos + 4
 
+    def ends_cleanly(self, end: int, next_pos: int) -> bool:
+        """True when the bytes from the end of a block to ``next_pos`` (the next record
+        or the end of the file) are CRLF CRLF, optionally followed by more blank lines."""
+        gap = next_pos - end
+        if gap < 4 or gap > _MAX_GAP:
+            return False
+        data = self.get(end, next_pos)
+        return data[:4] == b"\r\n\r\n" and not data[4:].strip(b"\r\n")
 
-def _ends_cleanly(fd: int, end: int, next_pos: int) -> bool:
-    """True when the bytes from the end of a block to ``next_pos`` (the next record or
-    the end of the file) are CRLF CRLF, optionally followed by more blank lines."""
-    gap = next_pos - end
-    if gap < 4 or gap > _MAX_GAP:
-        return False
-    data = os.pread(fd, gap, end)
-    return data[:4] == b"\r\n\r\n" and not data[4:].strip(b"\r\n")
-
-
-def _gzip_member_end(fd: int, pos: int) -> int:
-    """File offset just after the gzip member that starts at ``pos``, or -1 when it is
-    corrupt or truncated (decompressed output is discarded, 1 MiB at a time)."""
-    d = zlib.decompressobj(zlib.MAX_WBITS | 16)
-    buf = b""
-    while True:
-        if not buf:
-            buf = os.pread(fd, 1 << 16, pos)
+    def gzip_member_end(self, pos: int) -> int:
+        """File offset just after the gzip member that starts at ``pos``, or -1 when it
+        is corrupt or truncated (output discarded, 1 MiB at a time)."""
+        d = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        buf = b""
+        while True:
             if not buf:
+                buf = self.get(pos, pos + (1 << 16))
+                if not buf:
+                    return -1
+            try:
+                d.decompress(buf, 1 << 20)
+            except zlib.error:
                 return -1
-        try:
-            d.decompress(buf, 1 << 20)
-        except zlib.error:
-            return -1
-        if d.eof:
-            return pos + len(buf) - len(d.unused_data)
-        tail = d.unconsumed_tail
-        pos += len(buf) - len(tail)
-        buf = tail
+            if d.eof:
+                return pos + len(buf) - len(d.unused_data)
+            tail = d.unconsumed_tail
+            pos += len(buf) - len(tail)
+            buf = tail
 
-
-def _zeros_only(fd: int, start: int, end: int) -> bool:
-    """True when ``[start, end)`` is empty or zero padding (as the careful reader skips)."""
-    return end - start <= _MAX_GAP and not os.pread(fd, end - start, start).strip(b"\x00")
+    def zeros_only(self, start: int, end: int) -> bool:
+        """True when ``[start, end)`` is empty or zero padding (the careful reader skips
+        such padding too)."""
+        return end - start <= _MAX_GAP and not self.get(start, end).strip(b"\x00")
 
 
 def iter_records(path: str | os.PathLike[str], careful: bool = False) -> Iterator[WarcRecord]:

@@ -30,8 +30,16 @@ from webark.warc.headers import REPEATABLE_FIELDS, STANDARD_FIELDS, WarcHeaders
 Finding = tuple[str, str]
 
 RECORD_TYPES = frozenset(
-    {"warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion",
-     "continuation"}
+    {
+        "warcinfo",
+        "response",
+        "resource",
+        "request",
+        "metadata",
+        "revisit",
+        "conversion",
+        "continuation",
+    }
 )
 """The eight record types of WARC 1.1 §6 (other types are ``unknown-type``)."""
 
@@ -264,7 +272,9 @@ def field_problems(version: str, headers: WarcHeaders) -> list[Finding]:
     if ctype and not _MEDIA_TYPE_RE.match(ctype):
         out.append(("bad-content-type", f"Content-Type {ctype!r} is not a media type"))
     if (
-        length.isdigit() and int(length) > 0 and "content-type" not in values
+        length.isdigit()
+        and int(length) > 0
+        and "content-type" not in values
         and rtype != "continuation"
     ):
         out.append(("missing-content-type", f"{length}-byte block without Content-Type"))
@@ -308,11 +318,13 @@ def field_problems(version: str, headers: WarcHeaders) -> list[Finding]:
             out.append(("missing-field", "revisit record without WARC-Profile"))
         elif profile and profile not in KNOWN_PROFILES:
             out.append(("unknown-profile", f"unknown revisit profile {profile!r}"))
-        elif profile.endswith("/identical-payload-digest") and not first(
-            "WARC-Payload-Digest"
-        ):
-            out.append(("revisit-without-payload-digest",
-                        "identical-payload-digest revisit without WARC-Payload-Digest"))
+        elif profile.endswith("/identical-payload-digest") and not first("WARC-Payload-Digest"):
+            out.append(
+                (
+                    "revisit-without-payload-digest",
+                    "identical-payload-digest revisit without WARC-Payload-Digest",
+                )
+            )
 
     seg = first("WARC-Segment-Number")
     if rtype == "continuation":
@@ -323,8 +335,12 @@ def field_problems(version: str, headers: WarcHeaders) -> list[Finding]:
         elif seg and (not seg.isdigit() or int(seg) < 2):
             out.append(("bad-segment-number", f"continuation WARC-Segment-Number {seg!r} < 2"))
     elif seg and seg != "1":
-        out.append(("bad-segment-number",
-                    f"WARC-Segment-Number {seg!r} in a {rtype} record (a first segment is 1)"))
+        out.append(
+            (
+                "bad-segment-number",
+                f"WARC-Segment-Number {seg!r} in a {rtype} record (a first segment is 1)",
+            )
+        )
     return out
 
 
@@ -346,12 +362,17 @@ def field_warnings(version: str, headers: WarcHeaders) -> list[Finding]:
     uri = headers.target_uri or ""
     length = (headers.get("Content-Length") or "").strip()
     http = uri.startswith(("http:", "https:"))
-    if rtype in ("warcinfo", "metadata") and ctype and not ctype.startswith(
-        "application/warc-fields"
+    if (
+        rtype in ("warcinfo", "metadata")
+        and ctype
+        and not ctype.startswith("application/warc-fields")
     ):
         out.append(("content-type-recommended", f"{rtype} with Content-Type {ctype!r}"))
-    if rtype in ("request", "response", "revisit") and http and ctype and not ctype.startswith(
-        "application/http"
+    if (
+        rtype in ("request", "response", "revisit")
+        and http
+        and ctype
+        and not ctype.startswith("application/http")
     ):
         out.append(("content-type-recommended", f"HTTP {rtype} with Content-Type {ctype!r}"))
     if rtype in ("request", "response") and http and "WARC-IP-Address" not in headers:
@@ -364,9 +385,13 @@ def field_warnings(version: str, headers: WarcHeaders) -> list[Finding]:
             if name not in headers:
                 out.append(("refers-to-target-recommended", f"revisit without {name}"))
         if length not in ("", "0") and (headers.get("WARC-Truncated") or "").strip() != "length":
-            out.append(("revisit-not-truncated",
-                        "identical-payload-digest revisit with a block, without "
-                        "'WARC-Truncated: length'"))
+            out.append(
+                (
+                    "revisit-not-truncated",
+                    "identical-payload-digest revisit with a block, without "
+                    "'WARC-Truncated: length'",
+                )
+            )
     if profile in KNOWN_PROFILES and f"/warc/{ver[5:]}/" not in profile:
         out.append(("profile-version-mismatch", f"{ver} record with profile {profile!r}"))
     for name in ("WARC-Block-Digest", "WARC-Payload-Digest"):

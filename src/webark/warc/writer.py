@@ -11,9 +11,10 @@ Files (DESIGN.md "Formats → WARC", Heritrix 3 and warcprox behaviour):
 - each file starts with a warcinfo record (WARC 1.1 §6.1) naming it in WARC-Filename, and
   every record the writer completes gets ``WARC-Warcinfo-ID`` (§5.14);
 - compression per record (WARC 1.1 Annex D): ``gzip`` (default, one gzip member per
-  record, mtime 0, isal level 3 unless a zlib level is given), ``zstd`` (one frame per
-  record with Frame_Content_Size and Content_Checksum, no dictionary: IIPC warc-zstd
-  proposal, ``.warc.zst``) or ``none``;
+  record, mtime 0, by isal at :data:`~webark.warc.serialize.GZIP_LEVEL`), ``zstd`` (one
+  frame per record with Frame_Content_Size and Content_Checksum, no dictionary: IIPC
+  warc-zstd proposal, ``.warc.zst``) or ``none`` — the bytes of
+  :mod:`webark.warc.serialize`, shared with ``warc recompress``;
 - rotation by size: the next file is started *before* a write would make the current one
   pass ``max_size`` bytes on disk, unless the current file holds only its warcinfo
   (then the record is written there: a record is never split, WARC 1.1 §7 forbids
@@ -39,11 +40,10 @@ import os
 import socket
 import tempfile
 import threading
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import BinaryIO, Literal
+from typing import BinaryIO
 
 import zstandard
 from isal import isal_zlib
@@ -52,9 +52,8 @@ from webark.core.errors import InvalidRecordError, WebarkError
 from webark.warc.builders import RecordBuilder, WarcinfoFields
 from webark.warc.headers import WarcHeaders
 from webark.warc.record import WarcRecord
+from webark.warc.serialize import GZIP_LEVEL, Codec, compress_member, serialize
 from webark.warc.validate_fields import field_problems
-
-Compression = Literal["gzip", "zstd", "none"]
 
 EXTENSIONS: dict[str, str] = {"gzip": ".warc.gz", "zstd": ".warc.zst", "none": ".warc"}
 DEFAULT_TEMPLATE = "{prefix}-{timestamp17}-{serial:05d}-{pid}~{host}~{port}{ext}"
@@ -68,18 +67,40 @@ DEFAULT_MAX_SIZE = 10**9
 _TRAILER = b"\r\n\r\n"
 _PIECE = 1 << 20
 
-_MEDIA_COMPRESSED = frozenset({
-    "application/zip", "application/gzip", "application/x-gzip", "application/x-7z-compressed",
-    "application/x-rar-compressed", "application/vnd.rar", "application/x-bzip2",
-    "application/x-xz", "application/zstd", "application/x-zstd", "application/pdf",
-    "application/java-archive", "application/vnd.android.package-archive", "application/ogg",
-    "application/mp4", "font/woff", "font/woff2", "application/font-woff",
-    "application/x-font-woff",
-})
-_IMAGE_UNCOMPRESSED = frozenset({
-    "image/svg+xml", "image/bmp", "image/x-ms-bmp", "image/x-icon",
-    "image/vnd.microsoft.icon", "image/tiff", "image/x-portable-anymap",
-})
+_MEDIA_COMPRESSED = frozenset(
+    {
+        "application/zip",
+        "application/gzip",
+        "application/x-gzip",
+        "application/x-7z-compressed",
+        "application/x-rar-compressed",
+        "application/vnd.rar",
+        "application/x-bzip2",
+        "application/x-xz",
+        "application/zstd",
+        "application/x-zstd",
+        "application/pdf",
+        "application/java-archive",
+        "application/vnd.android.package-archive",
+        "application/ogg",
+        "application/mp4",
+        "font/woff",
+        "font/woff2",
+        "application/font-woff",
+        "application/x-font-woff",
+    }
+)
+_IMAGE_UNCOMPRESSED = frozenset(
+    {
+        "image/svg+xml",
+        "image/bmp",
+        "image/x-ms-bmp",
+        "image/x-icon",
+        "image/vnd.microsoft.icon",
+        "image/tiff",
+        "image/x-portable-anymap",
+    }
+)
 
 
 def is_already_compressed(media_type: str | None) -> bool:
@@ -105,8 +126,12 @@ def is_already_compressed(media_type: str | None) -> bool:
     return (
         mt in _MEDIA_COMPRESSED
         or mt.endswith("+zip")
-        or mt.startswith(("application/vnd.openxmlformats-officedocument.",
-                          "application/vnd.oasis.opendocument."))
+        or mt.startswith(
+            (
+                "application/vnd.openxmlformats-officedocument.",
+                "application/vnd.oasis.opendocument.",
+            )
+        )
     )
 
 
@@ -114,9 +139,12 @@ def _check(record: WarcRecord) -> None:
     problems = field_problems(record.version, record.headers)
     declared = record.headers.get("Content-Length")
     if declared is not None and declared.strip().isdigit() and int(declared) != record.block.size:
-        problems.append(("content-length-mismatch",
-                         f"Content-Length {declared.strip()} but the block has "
-                         f"{record.block.size} bytes"))
+        problems.append(
+            (
+                "content-length-mismatch",
+                f"Content-Length {declared.strip()} but the block has {record.block.size} bytes",
+            )
+        )
     if problems:
         what = f"{record.type or '?'} record {record.record_id or ''}".rstrip()
         if record.target_uri:
@@ -134,48 +162,35 @@ def _with_warcinfo_id(record: WarcRecord, warcinfo_id: str) -> WarcRecord:
     return dataclasses.replace(record, headers=WarcHeaders(fields))
 
 
-class _Encoder:
-    """Serializes one record (WARC 1.1 §4: header, block, CRLF CRLF) and compresses it as
-    one gzip member / zstd frame."""
+def _stream_compressor(codec: Codec, total: int) -> Callable[[bytes | None], bytes]:
+    """Piecewise :func:`~webark.warc.serialize.compress_member` (same codec settings) for
+    a record of ``total`` bytes: call with each piece, then with None to finish."""
+    if codec == "none":
+        return lambda data: data or b""
+    if codec == "zstd":
+        cctx = zstandard.ZstdCompressor(level=3, write_content_size=True, write_checksum=True)
+        zobj = cctx.compressobj(size=total)
+        return lambda data: zobj.compress(data) if data is not None else zobj.flush()
+    gobj = isal_zlib.compressobj(GZIP_LEVEL, isal_zlib.DEFLATED, 16 + isal_zlib.MAX_WBITS)
+    return lambda data: gobj.compress(data) if data is not None else gobj.flush()
 
-    def __init__(self, compression: Compression, level: int | None):
-        self.compression = compression
-        self.level = level
-        if compression == "zstd":
-            self._zstd = zstandard.ZstdCompressor(
-                level=min(level if level is not None else 3, 19),  # windows <= 8 MiB
-                write_checksum=True, write_content_size=True,
-            )
 
-    def _compressor(self, total: int) -> Callable[[bytes | None], bytes]:
-        if self.compression == "none":
-            return lambda data: data or b""
-        if self.compression == "zstd":
-            zobj = self._zstd.compressobj(size=total)
-            return lambda data: zobj.compress(data) if data is not None else zobj.flush()
-        gobj = (
-            isal_zlib.compressobj(3, isal_zlib.DEFLATED, 31)
-            if self.level is None
-            else zlib.compressobj(self.level, zlib.DEFLATED, 31)
-        )
-        return lambda data: gobj.compress(data) if data is not None else gobj.flush()
-
-    def encode(self, record: WarcRecord) -> bytes | BinaryIO:
-        """The stored bytes of ``record``: bytes, or a temporary file (positioned at 0)
-        for a block spooled to disk."""
-        head = record.headers.to_bytes(record.version)
-        total = len(head) + record.block.size + len(_TRAILER)
-        step = self._compressor(total)
-        if record.block.in_memory:
-            return step(head) + step(record.block.read_all()) + step(_TRAILER) + step(None)
-        out = tempfile.TemporaryFile(prefix="webark-member-")  # noqa: SIM115 - returned
-        out.write(step(head))
-        with record.block.open() as f:
-            while piece := f.read(_PIECE):
-                out.write(step(piece))
-        out.write(step(_TRAILER) + step(None))
-        out.seek(0)
-        return out
+def _encode(record: WarcRecord, codec: Codec) -> bytes | BinaryIO:
+    """The stored bytes of ``record``: one gzip member / zstd frame of its serialization
+    (WARC 1.1 §4). A block spooled to disk is compressed piece by piece into a temporary
+    file (returned at position 0) instead of being read into memory."""
+    if record.block.in_memory:
+        return compress_member(serialize(record), codec)
+    head = record.headers.to_bytes(record.version)
+    step = _stream_compressor(codec, len(head) + record.block.size + len(_TRAILER))
+    out = tempfile.TemporaryFile(prefix="webark-member-")  # noqa: SIM115 - returned
+    out.write(step(head))
+    with record.block.open() as f:
+        while piece := f.read(_PIECE):
+            out.write(step(piece))
+    out.write(step(_TRAILER) + step(None))
+    out.seek(0)
+    return out
 
 
 def _size(data: bytes | BinaryIO) -> int:
@@ -204,9 +219,9 @@ class _OpenFile:
 class _Series:
     """One sequence of files (the main series, or the uncompressed one of hybrid mode)."""
 
-    def __init__(self, owner: WarcWriter, compression: Compression):
+    def __init__(self, owner: WarcWriter, compression: Codec):
         self.owner = owner
-        self.encoder = _Encoder(compression, owner.compression_level)
+        self.codec = compression
         self.ext = EXTENSIONS[compression]
         self.serial = 0
         self.current: _OpenFile | None = None
@@ -218,9 +233,14 @@ class _Series:
         now = o.builder.clock()
         ts14 = now.strftime("%Y%m%d%H%M%S")
         return o.template.format(
-            prefix=o.prefix, timestamp17=f"{ts14}{now.microsecond // 1000:03d}",
-            timestamp14=ts14, serial=self.serial, pid=os.getpid(),
-            host=o.host, port=o.port, ext=self.ext,
+            prefix=o.prefix,
+            timestamp17=f"{ts14}{now.microsecond // 1000:03d}",
+            timestamp14=ts14,
+            serial=self.serial,
+            pid=os.getpid(),
+            host=o.host,
+            port=o.port,
+            ext=self.ext,
         )
 
     def _open(self, first: WarcRecord | None) -> _OpenFile:
@@ -243,7 +263,7 @@ class _Series:
         info = self.owner.builder.warcinfo(self.owner.warcinfo, os.path.basename(path))
         self.current = _OpenFile(path, fd, info.record_id)
         try:
-            self._put(self.current, [self.encoder.encode(info)])
+            self._put(self.current, [_encode(info, self.codec)])
         except OSError:
             self.fail()
             raise
@@ -273,8 +293,9 @@ class _Series:
 
     # -- records ----------------------------------------------------------------------
     def _put(self, cur: _OpenFile, encoded: Sequence[bytes | BinaryIO]) -> None:
-        if all(isinstance(e, bytes) for e in encoded):
-            cur.bytes_written += _write_all(cur.fd, b"".join(encoded))  # type: ignore[arg-type]
+        in_memory = [e for e in encoded if isinstance(e, bytes)]
+        if len(in_memory) == len(encoded):  # the usual case: one write for the group
+            cur.bytes_written += _write_all(cur.fd, b"".join(in_memory))
         else:
             for e in encoded:
                 if isinstance(e, bytes):
@@ -297,7 +318,7 @@ class _Series:
             elif self.owner.link_warcinfo and info_id and "WARC-Warcinfo-ID" not in r.headers:
                 r = _with_warcinfo_id(r, info_id)
             linked.append(r)
-        return linked, [self.encoder.encode(r) for r in linked]
+        return linked, [_encode(r, self.codec) for r in linked]
 
     def write(self, records: Sequence[WarcRecord]) -> list[WarcRecord]:
         cur = self.current or self._open(records[0])
@@ -350,10 +371,6 @@ class WarcWriter:
         directory: where the files go (must exist).
         prefix: first part of the file names.
         compression: ``"gzip"`` (default), ``"zstd"`` or ``"none"``.
-        compression_level: None for the fast default (isal level 3 for gzip — within about
-            10 % of zlib 6's size at several times its speed —, zstd level 3); an int for
-            a zlib level 0–9 (gzip) or a zstd level (at most 19, so that frame windows
-            stay within the 8 MiB readers must support).
         max_size: rotate before a file would pass this many bytes on disk (default 10^9).
         template: file-name template (see :data:`DEFAULT_TEMPLATE`; must contain
             ``{ext}``).
@@ -379,8 +396,7 @@ class WarcWriter:
         directory: str | os.PathLike[str],
         *,
         prefix: str = "WEBARK",
-        compression: Compression = "gzip",
-        compression_level: int | None = None,
+        compression: Codec = "gzip",
         max_size: int = DEFAULT_MAX_SIZE,
         template: str = DEFAULT_TEMPLATE,
         warcinfo: WarcinfoFields | None = None,
@@ -397,10 +413,15 @@ class WarcWriter:
             raise ValueError("max_size must be positive")
         if "{ext}" not in template:
             raise ValueError("the file-name template must contain {ext}")
+        try:
+            template.format(
+                prefix="", timestamp17="", timestamp14="", serial=0, pid=0, host="", port=0, ext=""
+            )
+        except (KeyError, IndexError, ValueError) as e:
+            raise ValueError(f"bad file-name template {template!r}: {e!r}") from e
         self.directory = os.fspath(directory)
         self.prefix = prefix
-        self.compression: Compression = compression
-        self.compression_level = compression_level
+        self.compression: Codec = compression
         self.max_size = max_size
         self.template = template
         self.builder = builder or RecordBuilder()
@@ -417,8 +438,6 @@ class WarcWriter:
         if hybrid and compression != "none":
             self._hybrid = is_already_compressed if hybrid is True else hybrid
             self._media = _Series(self, "none")
-        self.template.format(prefix="", timestamp17="", timestamp14="", serial=0, pid=0,
-                             host="", port=0, ext="")  # KeyError/ValueError early
 
     # -- state ------------------------------------------------------------------------
     @property
@@ -544,4 +563,3 @@ class AsyncWarcWriter:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
-
