@@ -20,7 +20,7 @@ from __future__ import annotations
 import mmap
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import BinaryIO
 
 from fastwarc.warc import ArchiveIterator as FastIterator
@@ -136,7 +136,7 @@ class ArchiveReader:
         it = FastIterator(f, record_types=WarcRecordType.any_type, parse_http=False,
                           inplace=True)
         # (version line, fields, block, offset, end of block in the file if uncompressed)
-        prev: tuple[str, list[tuple[str, str]], Block, int, int] | None = None
+        prev: tuple[str, Sequence[tuple[str, str]], Block, int, int] | None = None
         handover: int | None = None
         iterator = iter(it)
         while True:
