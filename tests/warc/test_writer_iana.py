@@ -13,7 +13,6 @@ import base64
 import gzip
 import hashlib
 import itertools
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,15 +20,14 @@ from pathlib import Path
 import pytest
 from fastwarc.warc import ArchiveIterator
 
+from conftest import CORPUS
 from webark.warc.builders import Original, RecordBuilder, WarcinfoFields
 from webark.warc.headers import WarcHeaders
 from webark.warc.record import Block, WarcRecord
 from webark.warc.writer import WarcWriter
 
-CORPUS = Path(os.environ.get("WEBARK_CORPUS", "/work/shared/corpus"))
 IANA = CORPUS / "pywb" / "warcs" / "iana.warc.gz"
 WARCIO = str(Path(sys.executable).parent / "warcio")
-pytestmark = pytest.mark.skipif(not IANA.is_file(), reason=f"corpus not at {CORPUS}")
 INFO = WarcinfoFields(hostname="crawler1", ip="10.0.0.5", operator="test <t@example.org>")
 
 

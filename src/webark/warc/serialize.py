@@ -18,8 +18,10 @@ from webark.warc.record import WarcRecord
 Codec = Literal["gzip", "zstd", "none"]
 
 GZIP_LEVEL = 2
-"""isal (Intel ISA-L) level 2: about the ratio of zlib's default level 6 (what Heritrix
-writes) at several times its speed; members are standard gzip (RFC 1952), mtime 0."""
+"""isal (Intel ISA-L) level 2. Measured on pywb's iana.warc.gz (2.3 MB of records): 15 %
+larger output than zlib level 6 (733,628 against 636,511 bytes; Heritrix writes zlib's
+default) in 5.5 ms against 72 ms. Members are standard gzip (RFC 1952), mtime 0, readable
+by every WARC tool."""
 
 
 def record_bytes(version: str, headers: WarcHeaders, block: bytes) -> bytes:

@@ -54,7 +54,7 @@ KNOWN_PROFILES = frozenset(
 written by Heritrix 1.x and pywb's live recorder). pywb's
 ``…/1.0/revisit/uri-agnostic-identical-payload-digest`` is not among them: it was never
 standardized (the IIPC proposal keeps ``identical-payload-digest`` and adds
-``WARC-Refers-To-Target-URI`` / ``WARC-Refers-To-Date`` instead)."""
+``WARC-Refers-To-Target-URI`` / ``WARC-Refers-To-Date`` instead); using it is a warning."""
 
 KNOWN_VERSIONS = frozenset({"WARC/0.17", "WARC/0.18", "WARC/1.0", "WARC/1.1"})
 
@@ -81,7 +81,6 @@ CODES: dict[str, str] = {
     "bad-target-uri": "WARC-Target-URI (or WARC-Refers-To-Target-URI) is not an absolute "
     "URI without whitespace; from WARC/1.1 on, without angle brackets (§5.11)",
     "bad-truncated": "WARC-Truncated is not a token (§5.13)",
-    "unknown-profile": "a revisit's WARC-Profile is not a known profile (§6.7)",
     "revisit-without-payload-digest": "identical-payload-digest revisit without "
     "WARC-Payload-Digest (§6.7.2)",
     "bad-segment-number": "WARC-Segment-Number is not a positive integer, not 1 on a "
@@ -96,6 +95,8 @@ CODES: dict[str, str] = {
     "WARC-Refers-To-Target-URI / WARC-Refers-To-Date (IIPC arbitrary-duplicates proposal)",
     "revisit-not-truncated": "identical-payload-digest revisit with a block but without "
     "'WARC-Truncated: length' (§6.7.2)",
+    "unknown-profile": "a revisit profile other than those of §6.7 (allowed by §6.7.3, but "
+    "readers that do not know it shall not interpret the record)",
     "profile-version-mismatch": "revisit profile URI of another WARC version than the record",
     "unknown-digest-algorithm": "digest algorithm webark cannot compute (value not checked)",
 }
@@ -103,6 +104,7 @@ CODES: dict[str, str] = {
 it stands for (section numbers of WARC 1.1, ISO 28500:2017)."""
 
 _TOKEN_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_DIGEST_VALUE_RE = re.compile(r"^[A-Za-z0-9+/=_\-]+$")  # RFC 3548 Base16/32/64 alphabets
 _CTL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _DATE_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$", re.IGNORECASE
@@ -175,7 +177,7 @@ def _known_algorithm(algo: str) -> bool:
 
 def _digest_problem(name: str, value: str) -> Finding | None:
     algo, sep, enc = value.partition(":")
-    if not sep or not _TOKEN_RE.match(algo) or not _TOKEN_RE.match(enc):
+    if not sep or not _TOKEN_RE.match(algo) or not _DIGEST_VALUE_RE.match(enc):
         return ("bad-digest", f"{name}: {value!r} is not algorithm:value")
     if not _known_algorithm(algo):
         return None  # §5.8 "recommends no particular algorithm": only a warning
@@ -216,8 +218,10 @@ def field_problems(version: str, headers: WarcHeaders) -> list[Finding]:
     IP address, digests, target URIs (no ``<>`` in 1.1), WARC-Truncated; the per-type
     must/must-not matrix of §5.7–§5.19 and §6 (Target-URI, Concurrent-To, IP-Address,
     Refers-To, Warcinfo-ID, Filename, Profile, payload fields, segment fields); revisit
-    profile known and WARC-Payload-Digest for identical-payload-digest (§6.7); segment
-    numbering (§7: first segment 1, continuation ≥ 2 with Segment-Origin-ID).
+    WARC-Profile and, for identical-payload-digest, WARC-Payload-Digest (§6.7); segment
+    numbering (§7: first segment 1, continuation ≥ 2 with Segment-Origin-ID). A profile
+    outside :data:`KNOWN_PROFILES` is only a warning: §6.7.3 lets other documents define
+    profiles (pywb writes ``uri-agnostic-identical-payload-digest``).
     """
     out: list[Finding] = []
     ver = _version(version)
@@ -316,8 +320,6 @@ def field_problems(version: str, headers: WarcHeaders) -> list[Finding]:
         profile = first("WARC-Profile")
         if "warc-profile" not in values:
             out.append(("missing-field", "revisit record without WARC-Profile"))
-        elif profile and profile not in KNOWN_PROFILES:
-            out.append(("unknown-profile", f"unknown revisit profile {profile!r}"))
         elif profile.endswith("/identical-payload-digest") and not first("WARC-Payload-Digest"):
             out.append(
                 (
@@ -352,8 +354,8 @@ def field_warnings(version: str, headers: WarcHeaders) -> list[Finding]:
     request/response/revisit blocks (``application/http``); WARC-IP-Address on HTTP
     request/response; WARC-Refers-To on revisit and conversion; WARC-Refers-To-Target-URI
     and WARC-Refers-To-Date and ``WARC-Truncated: length`` on identical-payload-digest
-    revisits; a profile URI of another WARC version; digest algorithms webark cannot
-    compute.
+    revisits; a revisit profile outside :data:`KNOWN_PROFILES` or of another WARC version;
+    digest algorithms webark cannot compute.
     """
     out: list[Finding] = []
     ver = _version(version)
@@ -392,6 +394,8 @@ def field_warnings(version: str, headers: WarcHeaders) -> list[Finding]:
                     "'WARC-Truncated: length'",
                 )
             )
+    if rtype == "revisit" and profile and profile not in KNOWN_PROFILES:
+        out.append(("unknown-profile", f"unknown revisit profile {profile!r}"))
     if profile in KNOWN_PROFILES and f"/warc/{ver[5:]}/" not in profile:
         out.append(("profile-version-mismatch", f"{ver} record with profile {profile!r}"))
     for name in ("WARC-Block-Digest", "WARC-Payload-Digest"):
