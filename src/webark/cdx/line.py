@@ -19,14 +19,18 @@ class CdxLine:
     """One index entry.
 
     Attributes:
-        urlkey: SURT-form URL key, e.g. ``com,example)/path?a=2&b=1`` (with a
-            ``__wb_method=post&…`` query part for POST/PUT requests, as pywb does).
+        urlkey: the key the index is sorted by: the SURT-form CDX URL key, e.g.
+            ``com,example)/path?a=2&b=1`` (with a ``__wb_method=post&…`` query part
+            for POST/PUT requests, as pywb does); for lines of the revised ``ng``
+            format it is the scope SURT (same as :attr:`surt`).
         timestamp: 14-digit UTC timestamp ``YYYYMMDDhhmmss`` (sort key; CDX ``b``).
         url: original URL (CDX ``a``).
         mime: MIME type (``warc/revisit`` for revisits, ``-`` when unknown).
         status: HTTP status as text (``"200"``), ``"-"`` when none.
-        digest: payload digest as written in the index (``sha1:``-less Base32 in CDX11,
-            as the WARC has it in CDXJ), ``"-"`` when none.
+        digest: payload digest as written in the index, ``"-"`` when none: as the WARC
+            has it (``sha1:BASE32``) from the cdxj-indexer-compatible indexer and in
+            CDXJ/ng files, without the ``sha1:`` label from the pywb-compatible
+            indexer and in CDX11/CDX9 files (the CDX11 writer drops the label).
         length: bytes of the record as stored (compressed), -1 when unknown.
         offset: byte offset of the record as stored, -1 when unknown.
         filename: WARC file name (relative to the collection's WARC directory).
@@ -35,7 +39,11 @@ class CdxLine:
         record_type: WARC-Type of the record (``response``, ``revisit``, ``resource`` …).
         date: WARC-Date exactly as the record has it (W3C-DTF, any precision).
         method: HTTP method for request-derived keys (``POST``), else None.
-        extra: further CDXJ fields (e.g. ``requestBody``, ``recordDigest``).
+        extra: further CDXJ fields in output order (e.g. ``requestBody``, ``method``,
+            ``recordDigest``).
+        surt: Heritrix scope SURT of the (POST-folded) URL, e.g.
+            ``http://(com,example,www,)/path`` — the key of the ``ng`` format; ``""``
+            when not computed (added for the ng format; defaults keep old callers).
     """
 
     urlkey: str
@@ -53,6 +61,7 @@ class CdxLine:
     date: str = ""
     method: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    surt: str = ""
 
     @property
     def sort_key(self) -> tuple[str, str]:

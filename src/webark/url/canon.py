@@ -88,7 +88,6 @@ class IaUrl(NamedTuple):
 
 # --------------------------------------------------------------------------- parsing
 
-_HAS_SCHEME = re.compile(rb"[a-zA-Z][a-zA-Z0-9+\-.]*:")
 _MULTIPLE_HTTP = re.compile(rb"(?:https?://)*(https?://)")
 # RFC 2396 appendix B, with the scheme restricted to legal scheme characters.
 _RFC2396 = re.compile(
@@ -96,23 +95,28 @@ _RFC2396 = re.compile(
     re.DOTALL,
 )
 _TAB_CR_LF = b"\t\r\n"
+_TAB_CR_LF_RE = re.compile(rb"[\t\r\n]")
 
 
 def _parse(url: bytes) -> _Parts | None:
     """``handyurl.parse``; None for a URL that is empty after stripping."""
     url = url.strip()
-    if b"\t" in url or b"\n" in url or b"\r" in url:
+    if _TAB_CR_LF_RE.search(url) is not None:
         url = url.translate(None, _TAB_CR_LF)
     if not url:
         return None
-    if _HAS_SCHEME.match(url) is None:
-        url = b"http://" + url
-    if url[:4] == b"http" and (url.startswith(b"http", 7) or url.startswith(b"http", 8)):
-        m = _MULTIPLE_HTTP.match(url)
-        if m is not None and m.start(1) > 0:
-            url = url[m.start(1) :]
     m = _RFC2396.fullmatch(url)
     assert m is not None  # every string matches: all parts are optional
+    if m.group(1) is None:  # no scheme
+        url = b"http://" + url
+        m = _RFC2396.fullmatch(url)
+        assert m is not None
+    if url[:4] == b"http" and (url.startswith(b"http", 7) or url.startswith(b"http", 8)):
+        multiple = _MULTIPLE_HTTP.match(url)
+        if multiple is not None and multiple.start(1) > 0:
+            url = url[multiple.start(1) :]
+            m = _RFC2396.fullmatch(url)
+            assert m is not None
     scheme, netloc, path, query, fragment = m.groups()
     netloc = netloc or b""
     if netloc[-1:] == b":":  # "http://host:/path": a colon without a port
@@ -149,8 +153,6 @@ def _parse(url: bytes) -> _Parts | None:
 
     if not path:
         path = None
-    if scheme is None:  # pragma: no cover - a scheme was added above
-        scheme = b"http"
     if scheme[:4] == b"http" and host is None and path is not None:
         # "http:////////////////www.vikings.com": the host hides in the path.
         host, _, rest_path = path.lstrip(b"/").partition(b"/")

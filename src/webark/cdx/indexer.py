@@ -1,0 +1,801 @@
+"""The WARC → CDX indexer: a pure function from (W)ARC records to :class:`CdxLine` s.
+
+:func:`index_records` maps records (from any :class:`~webark.warc.record.WarcRecord`
+iterable) to CDX lines; :func:`index_file` does it for a (W)ARC path with
+:class:`~webark.warc.reader.ArchiveReader` and keeps the reader's problem reports. Both
+are pure (no output, no global state) so the same function can be mapped over WARC
+paths by Spark (DESIGN.md "Beyond one machine"). :func:`index_file_text` adds the
+formatting and, for large files, splits one file over several processes (see
+:mod:`webark.cdx.parallel`).
+
+Two established indexers define what a CDX line holds, and they disagree in details
+(which records, the status of revisits, the ``sha1:`` label, default MIME types). The
+``compat`` option picks one, so every gold file of both is reproduced:
+
+``"cdxj-indexer"`` (webrecorder cdxj-indexer 1.5): records response, revisit, resource,
+    metadata (resource/metadata of type ``application/warc-fields`` left out); MIME of
+    response/request from the HTTP Content-Type, of other records from the WARC
+    Content-Type; status of responses *and revisits*; digest as the WARC has it
+    (``sha1:…``).
+``"pywb"`` (pywb 2.x ``cdx-indexer``, the classic CDX of OpenWayback): every record
+    but request, warcinfo and ``application/warc-fields`` ones (``text/anvl``
+    metadata never); MIME ``unk`` when unknown, ``warc/revisit`` for revisits; status
+    only for responses (``-`` for revisits, ``200`` for responses without an HTTP
+    head); digest without the ``sha1:`` label, computed when missing.
+
+Differences from both that are bugs of theirs are listed in
+``docs/cdx-gold-differences.md``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Literal, get_args
+
+from webark.cdx.line import CdxLine
+from webark.cdx.post import FOLDED_METHODS, append_method_query, canonical_body_query
+from webark.core.timestamps import w3c_to_timestamp14
+from webark.url import cdx_key, to_scope_surt
+from webark.url.errors import InvalidURLError
+from webark.warc.http import find_head_end
+from webark.warc.payload import decode_content, dechunk
+from webark.warc.reader import ArchiveReader
+from webark.warc.record import Problem, WarcRecord
+
+__all__ = [
+    "COMPATS",
+    "DEFAULT_RECORDS",
+    "Compat",
+    "FileIndex",
+    "IndexOptions",
+    "index_file",
+    "index_records",
+]
+
+Compat = Literal["cdxj-indexer", "pywb"]
+COMPATS: tuple[str, ...] = get_args(Compat)
+
+DEFAULT_RECORDS = frozenset({"response", "revisit", "resource", "metadata"})
+"""cdxj-indexer's default record types (``DEFAULT_RECORDS``)."""
+
+_HEAD_PEEK = 8192
+"""Bytes of a block looked at first for the HTTP head (grown when the head is longer)."""
+
+# cdxj-indexer field names: what a user writes → the internal name, and back
+_FIELD_IN = {
+    "url": "warc-target-uri", "status": "http:status", "digest": "warc-payload-digest",
+    "referrer": "req.http:referer", "method": "req.http:method",
+    "recordDigest": "record-digest",
+}
+_FIELD_OUT = {v: k for k, v in _FIELD_IN.items()}
+_STANDARD = {"url", "mime", "status", "digest", "length", "offset", "filename"}
+
+
+@dataclass(frozen=True, slots=True)
+class IndexOptions:
+    """What to index and how (all flags default to the peers' defaults).
+
+    Attributes:
+        compat: ``"cdxj-indexer"`` or ``"pywb"`` (module docstring).
+        records: WARC types to index (e.g. ``{"request"}``); None: the compat's default
+            set. Explicit sets are taken as given (no ``warc-fields`` filtering), as
+            cdxj-indexer's ``records=``.
+        all_records: every record (cdxj-indexer ``records="all"``; pywb
+            ``include_all``: requests and ``warc-fields`` records too, warcinfo never).
+        post_append: fold POST/PUT bodies into the key (pywb ``append_post``,
+            cdxj-indexer ``post_append``); adds ``method`` and ``requestBody`` fields.
+        fields: extra CDXJ fields, cdxj-indexer names: ``method``, ``referrer``
+            (from the request of the capture), ``http:NAME`` (HTTP header),
+            ``req.http:NAME`` (request header), ``recordDigest``, any WARC field name.
+        replace_fields: write only ``fields`` (cdxj-indexer ``replace_fields``).
+        digest_records: add ``recordDigest``: ``sha256:`` of the record as stored
+            (cdxj-indexer ``digest_records``).
+        minimal: pywb ``minimal``: no HTTP parsing, no MIME (but ``warc/revisit``) or
+            status; a missing digest is the SHA-1 of the whole block.
+        arc2warc: pywb ``arc2warc``: ARC records are read as converted WARC response
+            records (MIME from the HTTP head instead of the ARC header line).
+        filename: write this file name instead of the input's (cdxj-indexer
+            ``filename``).
+        dir_root: write file names relative to this directory (pywb/cdxj-indexer
+            ``dir_root``); default: the base name.
+        scope_keys: set ``surt`` (and make it the ``urlkey``) to the Heritrix scope SURT
+            instead of computing the CDX key (for the ``ng`` format).
+        revisit_refs: add ``refersToUri``/``refersToDate`` of revisits to ``extra``.
+        redirects: set ``redirect`` to the Location of 3xx responses.
+
+    Raises:
+        ValueError: unknown compat, ``minimal`` with ``post_append`` (pywb refuses it),
+            ``replace_fields`` without ``fields``.
+    """
+
+    compat: Compat = "cdxj-indexer"
+    records: frozenset[str] | None = None
+    all_records: bool = False
+    post_append: bool = False
+    fields: tuple[str, ...] = ()
+    replace_fields: bool = False
+    digest_records: bool = False
+    minimal: bool = False
+    arc2warc: bool = False
+    filename: str | None = None
+    dir_root: str | None = None
+    scope_keys: bool = False
+    revisit_refs: bool = False
+    redirects: bool = False
+
+    def __post_init__(self) -> None:
+        if self.compat not in COMPATS:
+            raise ValueError(f"unknown compat {self.compat!r} (one of {', '.join(COMPATS)})")
+        if self.minimal and self.post_append:
+            raise ValueError("minimal and post_append cannot be used together (as in pywb)")
+        if self.replace_fields and not self.fields:
+            raise ValueError("replace_fields needs fields")
+
+    @property
+    def output_fields(self) -> tuple[str, ...] | None:
+        """The CDXJ keys to write when ``replace_fields`` (else None: all)."""
+        if not self.replace_fields:
+            return None
+        names = list(self.fields)
+        if self.digest_records and "recordDigest" not in names:
+            names.insert(0, "recordDigest")
+        return tuple(_FIELD_OUT.get(_FIELD_IN.get(n, n), n) for n in names)
+
+    @property
+    def needs_pairing(self) -> bool:
+        """True when a record's line depends on its neighbour (request ↔ response)."""
+        return self.post_append or any(
+            _FIELD_IN.get(f, f).startswith("req.http:") for f in self.fields)
+
+    def file_name(self, path: str | os.PathLike[str]) -> str:
+        """The ``filename`` written for ``path`` (forced name, relative to
+        ``dir_root``, or the base name)."""
+        if self.filename is not None:
+            return self.filename
+        p = os.fspath(path)
+        if self.dir_root is not None:
+            rel = os.path.relpath(p, self.dir_root)
+            return rel.replace(os.sep, "/") if os.sep != "/" else rel
+        return os.path.basename(p)
+
+    @classmethod
+    def for_format(cls, fmt: str, compat: Compat | None = None, **kw: object) -> IndexOptions:
+        """Options webark uses for output format ``fmt``: pywb compat for ``cdx11``/
+        ``cdx9`` (byte-identical to pywb's classic CDX), cdxj-indexer compat for
+        ``cdxj`` and ``ng``; ``ng`` also gets scope-SURT keys, revisit references and
+        redirects. ``kw`` are further :class:`IndexOptions` fields."""
+        if compat is None:
+            compat = "pywb" if fmt in ("cdx11", "cdx9") else "cdxj-indexer"
+        extra: dict[str, object] = {}
+        if fmt == "ng":
+            extra = {"scope_keys": True, "revisit_refs": True, "redirects": True}
+        extra.update(kw)
+        return cls(compat=compat, **extra)  # type: ignore[arg-type]
+
+
+# -- HTTP head -------------------------------------------------------------------------------
+class _Head:
+    """The HTTP head at the start of a block, read only as far as needed."""
+
+    __slots__ = ("_low", "end", "first", "raw")
+
+    def __init__(self, raw: bytes, end: int):
+        self.raw = raw  # start line + header lines, without the blank line
+        self.end = end  # index of the first payload byte in the block
+        nl = raw.find(b"\n")
+        self.first = (raw if nl < 0 else raw[:nl]).rstrip()
+        self._low: bytes | None = None
+
+    def get(self, name: bytes) -> str | None:
+        """First value of header ``name`` (lowercase bytes), stripped; None if absent."""
+        low = self._low
+        if low is None:
+            low = self._low = self.raw.lower()
+        i = low.find(b"\n" + name + b":")
+        if i < 0:
+            return None
+        start = i + len(name) + 2
+        j = self.raw.find(b"\n", start)
+        v = (self.raw[start:] if j < 0 else self.raw[start:j]).strip()
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            return v.decode("latin-1")
+
+    def tokens(self) -> tuple[str, str]:
+        """``(first token, rest)`` of the start line as warcio splits it: protocol and
+        status line of a response, method and target of a request."""
+        try:
+            line = self.first.decode("utf-8")
+        except UnicodeDecodeError:
+            line = self.first.decode("latin-1")
+        proto, _, rest = line.partition(" ")
+        return proto, rest.strip()
+
+    def status(self) -> str:
+        """warcio's ``get_statuscode()``: first word after the protocol ('' if none)."""
+        return self.tokens()[1].split(" ", 1)[0]
+
+
+def _read_head(rec: WarcRecord) -> _Head | None:
+    block = rec.block
+    if block.size == 0:
+        return None
+    data = block.head(_HEAD_PEEK)
+    found = find_head_end(data)
+    if found is None and block.size > len(data):
+        data = block.read_all()
+        found = find_head_end(data)
+    if found is None:
+        return _Head(data.rstrip(b"\r\n"), len(data))
+    end = found[0]
+    raw = data[:end].rstrip(b"\r\n")
+    return _Head(raw, end)
+
+
+# -- the indexer ---------------------------------------------------------------------------
+_MIME_PYWB = re.compile(r"[; ]")
+_MIME_CDXJ = re.compile(r"[;\s]")
+_HTTP_TYPES = ("response", "request", "revisit")
+
+
+def _timestamp(date: str | None) -> str | None:
+    if not date:
+        return None
+    if len(date) == 20 and date[19] == "Z" and date[10] == "T":
+        ts = date[0:4] + date[5:7] + date[8:10] + date[11:13] + date[14:16] + date[17:19]
+        if ts.isdigit():
+            return ts
+    try:
+        return w3c_to_timestamp14(date)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _sha1_b32(data: bytes) -> str:
+    return base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+
+
+def _arc_fields(rec: WarcRecord) -> tuple[str, str]:
+    """``(archive-date, content-type)`` of an ARC record's original header line."""
+    line = rec.headers.get("ARC-Header-Line") or ""
+    parts = line.rsplit(" ", 4)
+    if len(parts) == 5:
+        return parts[2], parts[3]
+    return "", rec.headers.get("ARC-Content-Type") or ""
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A line being built, with what pairing needs (mutable until frozen)."""
+
+    rec: WarcRecord
+    line: CdxLine | None
+    emit: bool
+    head: _Head | None = None
+    head_done: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class _Indexer:
+    def __init__(self, filename: str, options: IndexOptions, problems: list[Problem] | None,
+                 offset_base: int = 0):
+        self.o = options
+        self.filename = filename
+        self.problems = problems
+        self.base = offset_base
+        self.pywb = options.compat == "pywb"
+        o = options
+        if o.records is not None:
+            self.types: frozenset[str] | None = frozenset(t.lower() for t in o.records)
+            self.default_types = False
+        elif o.all_records:
+            self.types = None
+            self.default_types = False
+        else:
+            self.types = None if self.pywb else DEFAULT_RECORDS
+            self.default_types = True
+        # extra fields (cdxj-indexer): internal names in output order
+        names: list[str] = []
+        if o.digest_records:
+            names.append("record-digest")
+        for f in o.fields:
+            n = _FIELD_IN.get(f, f)
+            if n not in names:
+                names.append(n)
+        self.extra_fields = [n for n in names if _FIELD_OUT.get(n, n) not in _STANDARD]
+        self.want_mime = not o.minimal
+        self.pairing = o.needs_pairing
+
+    # -- selection --------------------------------------------------------------------
+    def selected(self, rec: WarcRecord, rtype: str) -> bool:
+        """Is a line written for this record?"""
+        types = self.types
+        if not self.pywb:
+            if types is not None and rtype not in types:
+                return False
+            if (self.default_types and rtype in ("resource", "metadata")
+                    and rec.headers.get("content-type") == "application/warc-fields"):
+                return False
+            return True
+        # pywb
+        if types is not None:
+            return rtype in types
+        if rtype == "warcinfo":
+            return False
+        if not self.o.all_records:
+            if rtype == "request":
+                return False
+            if rec.headers.get("content-type") == "application/warc-fields" and not rec.is_arc:
+                return False
+        return True
+
+    def pywb_stream(self, rec: WarcRecord, rtype: str) -> bool:
+        """Is the record one of pywb's entries (those that pair up with neighbours)?"""
+        if rtype == "warcinfo":
+            return False
+        if self.o.all_records or (self.types is not None and rtype in self.types):
+            return True
+        if rtype == "request":
+            return self.o.post_append
+        return not (rec.headers.get("content-type") == "application/warc-fields"
+                    and not rec.is_arc)
+
+    # -- one record ---------------------------------------------------------------------
+    def head(self, e: _Entry) -> _Head | None:
+        if not e.head_done:
+            e.head_done = True
+            rec = e.rec
+            if rec.is_arc:
+                uri = rec.headers.target_uri or ""
+                ok = uri.startswith(("http:", "https:")) and not self.o.minimal
+            else:
+                uri = rec.headers.get("warc-target-uri") or ""
+                ok = (rec.type in _HTTP_TYPES and not self.o.minimal
+                      and uri.lstrip("<").startswith(("http:", "https:")))
+            e.head = _read_head(rec) if ok else None
+        return e.head
+
+    def problem(self, rec: WarcRecord, code: str, msg: str) -> None:
+        if self.problems is not None:
+            self.problems.append(Problem("warning", code, msg, rec.path,
+                                         rec.offset + self.base if rec.offset >= 0 else None))
+
+    def build(self, e: _Entry) -> CdxLine | None:  # noqa: C901 - one place for the rules
+        rec = e.rec
+        h = rec.headers
+        o = self.o
+        rtype = rec.type
+        pywb = self.pywb
+        is_arc = rec.is_arc
+        url = h.target_uri
+        if url is not None and (" " in url):
+            url = url.replace(" ", "%20")
+        if is_arc and url is not None:
+            url = (url.replace("\r", "%0D").replace("\n", "%0A")
+                   .replace("\x0c", "%0C").replace("\x00", "%00"))
+        # timestamp
+        date = h.get("warc-date")
+        if is_arc:
+            arc_date, arc_ct = _arc_fields(rec)
+            ts: str | None = arc_date[:14] if arc_date[:14].isdigit() else _timestamp(date)
+        else:
+            arc_ct = ""
+            ts = _timestamp(date)
+        if ts is None:
+            self.problem(rec, "cdx-bad-date",
+                         f"WARC-Date {date!r} is not a date: record not indexed")
+            return None
+        # mime
+        head = None
+        arc_as_arc = is_arc and not o.arc2warc
+        if rtype == "revisit":
+            mime = "warc/revisit"
+        elif pywb:
+            if o.minimal:
+                mime = "-"
+            elif arc_as_arc:
+                ct = arc_ct
+                mime = _MIME_PYWB.split(ct, 1)[0] if ct else "unk"
+            else:
+                head = self.head(e)
+                if head is not None:
+                    ct = head.get(b"content-type")
+                elif is_arc:
+                    ct = arc_ct
+                else:
+                    ct = h.get("content-type")
+                if ct:
+                    mime = _MIME_PYWB.split(ct, 1)[0]
+                else:
+                    mime = "-" if rtype == "request" else "unk"
+        else:
+            if rtype in ("response", "request"):
+                head = self.head(e)
+                ct = head.get(b"content-type") if head is not None else None
+            else:
+                ct = h.get("content-type")
+            mime = _MIME_CDXJ.split(ct, 1)[0].strip() if ct else "-"
+            if not mime:
+                mime = "-"
+        # status
+        status = "-"
+        if pywb:
+            if (rtype == "response" or is_arc) and not o.minimal:
+                head = self.head(e)
+                if head is None:
+                    status = "200"
+                else:
+                    statusline = head.tokens()[1]
+                    status = statusline.split(" ", 1)[0] or "-"
+                    if status == "204" and "Error" in statusline:
+                        status = "-"
+        elif rtype in ("response", "revisit") and not o.minimal:
+            head = self.head(e)
+            if head is not None:
+                status = head.status() or "-"
+        # digest
+        digest = h.get("warc-payload-digest")
+        if pywb:
+            if digest and digest.startswith("sha1:"):
+                digest = digest[5:]
+            if is_arc or (not digest and rtype not in ("revisit", "request", "warcinfo")):
+                digest = self.computed_digest(e)
+            elif not digest:
+                digest = "-"
+        elif not digest:
+            if rtype not in ("warcinfo", "revisit"):
+                digest = "sha1:" + self.computed_digest(e)
+            else:
+                digest = "-"
+        # key
+        if o.scope_keys:
+            try:
+                surt = to_scope_surt(url) if url else "-"
+            except (InvalidURLError, ValueError):
+                from webark.cdx.formats import _scope_fallback
+
+                surt = _scope_fallback(url or "-")
+            urlkey = surt
+        else:
+            surt = ""
+            urlkey = cdx_key(url) if url else "-"
+        # extra fields
+        extra: dict[str, str] = {}
+        if pywb and not o.minimal:
+            detected = h.get("warc-identified-payload-type")
+            if detected and not is_arc:
+                extra["mime-detected"] = detected
+            meta = h.get("warc-json-metadata")
+            if meta:
+                extra["metadata"] = meta
+        for name in self.extra_fields:
+            v = self.field_value(e, name)
+            if v is not None:
+                extra[_FIELD_OUT.get(name, name)] = v
+        if o.revisit_refs and rtype == "revisit":
+            ref_uri = h.get("warc-refers-to-target-uri")
+            ref_date = h.get("warc-refers-to-date")
+            if ref_uri:
+                extra["refersToUri"] = ref_uri
+            if ref_date:
+                extra["refersToDate"] = ref_date
+        redirect = "-"
+        if o.redirects and status[:1] == "3":
+            head = self.head(e)
+            loc = head.get(b"location") if head is not None else None
+            if loc:
+                redirect = loc.replace(" ", "%20")
+        off = rec.offset
+        return CdxLine(
+            urlkey=urlkey, timestamp=ts, url=url or "-", mime=mime, status=status,
+            digest=digest, length=rec.length, offset=off + self.base if off >= 0 else off,
+            filename=self.filename, redirect=redirect, record_type=rtype, date=date or "",
+            extra=extra, surt=surt,
+        )
+
+    def computed_digest(self, e: _Entry) -> str:
+        """SHA-1 (Base32) of the raw payload: the block after the HTTP head, not
+        de-chunked (both peers hash warcio's raw stream), or the whole block."""
+        data = e.rec.block.read_all()
+        head = self.head(e)
+        return _sha1_b32(data[head.end:] if head is not None else data)
+
+    def field_value(self, e: _Entry, name: str) -> str | None:
+        """Value of a cdxj-indexer field (internal name) for this record."""
+        rec = e.rec
+        if name == "record-digest":
+            return self.record_digest(rec)
+        if name.startswith("req.http:"):
+            return e.extra.get(name)  # filled in by pairing (or below for requests)
+        if name == "mime":
+            return None
+        if name.startswith("http:"):
+            if rec.type not in _HTTP_TYPES:
+                return None
+            head = self.head(e)
+            return head.get(name[5:].lower().encode("latin-1")) if head is not None else None
+        return rec.headers.get(name)
+
+    def record_digest(self, rec: WarcRecord) -> str | None:
+        if rec.offset < 0 or rec.length < 0 or rec.path == "<memory>":
+            return None
+        with open(rec.path, "rb") as f:
+            data = os.pread(f.fileno(), rec.length, rec.offset)
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+    # -- request fields and POST folding -------------------------------------------------
+    def request_fields(self, req: _Entry, target: _Entry) -> None:
+        """Copy the request's ``req.http:*`` fields into ``target``'s extra values."""
+        head = self.head(req)
+        if head is None:
+            return
+        for name in self.extra_fields:
+            if name.startswith("req.http:"):
+                if name == "req.http:method":
+                    v: str | None = head.tokens()[0]
+                else:
+                    v = head.get(name[9:].lower().encode("latin-1"))
+                if v is not None:
+                    target.extra[name] = v
+
+    def request_body(self, req: _Entry) -> bytes:
+        """The request body: pywb reads Content-Length bytes of the raw (still chunked)
+        body; cdxj-indexer reads the de-chunked, content-decoded body (8192 bytes when
+        there is no Content-Length)."""
+        head = self.head(req)
+        assert head is not None
+        data = req.rec.block.read_all()[head.end:]
+        length_s = head.get(b"content-length")
+        if self.pywb:
+            try:
+                n = int(length_s or "")
+            except ValueError:
+                return b""
+            return data[: max(n, 0)]
+        te = (head.get(b"transfer-encoding") or "").lower()
+        if "chunked" in te:
+            data = dechunk(data)[0]
+        ce = head.get(b"content-encoding")
+        if ce:
+            try:
+                data = decode_content(data, ce.strip().lower())
+            except (ValueError, OSError):
+                pass
+        if length_s is None:
+            return data[:8192]
+        try:
+            return data[: int(length_s)]
+        except ValueError:
+            return b""
+
+    def fold(self, req: _Entry, resp: _Entry) -> None:
+        """Apply the POST/PUT fold of ``req`` to both lines (pywb/cdxj-indexer)."""
+        head = self.head(req)
+        if head is None:
+            return
+        method = head.tokens()[0]
+        upper = method.upper()
+        if self.pywb:
+            if upper == "GET":
+                return
+            query = ""
+            if upper in FOLDED_METHODS:
+                body = self.request_body(req)
+                if body:
+                    query = canonical_body_query(head.get(b"content-type"), body)
+        else:
+            if upper not in FOLDED_METHODS:
+                return
+            query = canonical_body_query(head.get(b"content-type"), self.request_body(req))
+        for e in (resp, req):
+            if e.line is None:
+                continue
+            url = e.line.url
+            new_url = append_method_query(url, upper, query)
+            if self.pywb:
+                new_url = new_url.replace("WB_wombat_", "")
+            if self.o.scope_keys:
+                try:
+                    key = to_scope_surt(new_url)
+                except (InvalidURLError, ValueError):
+                    key = e.line.surt
+                e.line = replace(e.line, urlkey=key, surt=key, method=upper)
+            else:
+                e.line = replace(e.line, urlkey=cdx_key(new_url), method=upper)
+        if resp.line is not None:
+            extra = dict(resp.line.extra)
+            if self.pywb:
+                extra["method"] = upper
+                if query:
+                    extra["requestBody"] = query
+            else:
+                extra["requestBody"] = query
+                extra["method"] = upper
+            resp.line = replace(resp.line, extra=extra)
+
+    # -- loops ------------------------------------------------------------------------------
+    def run(self, records: Iterable[WarcRecord]) -> Iterator[CdxLine]:
+        if self.pairing:
+            yield from self._run_paired(records)
+            return
+        selected, build = self.selected, self.build
+        for rec in records:
+            if selected(rec, rec.type):
+                line = build(_Entry(rec, None, True))
+                if line is not None:
+                    yield line
+
+    def _entry(self, rec: WarcRecord, emit: bool) -> _Entry:
+        e = _Entry(rec, None, emit)
+        if emit:
+            e.line = self.build(e)
+            if e.line is None:
+                e.emit = False
+        return e
+
+    def _finish(self, e: _Entry) -> Iterator[CdxLine]:
+        if not e.emit or e.line is None:
+            return
+        line = e.line
+        if e.extra and self.extra_fields:
+            extra = dict(line.extra)
+            for name in self.extra_fields:
+                if name in e.extra:
+                    extra[_FIELD_OUT.get(name, name)] = e.extra[name]
+            # keep cdxj-indexer's key order: fields first, then post-append keys
+            ordered = {(_FIELD_OUT.get(n, n)): extra.pop(_FIELD_OUT.get(n, n))
+                       for n in self.extra_fields if _FIELD_OUT.get(n, n) in extra}
+            ordered.update(extra)
+            line = replace(line, extra=ordered)
+        yield line
+
+    def _run_paired(self, records: Iterable[WarcRecord]) -> Iterator[CdxLine]:
+        prev: _Entry | None = None
+        for rec in records:
+            rtype = rec.type
+            emit = self.selected(rec, rtype)
+            if self.pywb:
+                if not self.pywb_stream(rec, rtype):
+                    continue
+                e = self._entry(rec, emit)
+                if e.line is None and e.emit is False and rtype != "request":
+                    # pywb drops entries without url/key before pairing
+                    if not (rec.headers.target_uri):
+                        continue
+            else:
+                e = self._entry(rec, emit)
+            if rtype == "request":
+                self.request_fields(e, e)
+            if prev is not None and self._pair(prev, e):
+                yield from self._finish(prev)
+                yield from self._finish(e)
+                prev = None
+                continue
+            if prev is not None:
+                yield from self._finish(prev)
+            prev = e
+        if prev is not None:
+            yield from self._finish(prev)
+
+    def _pair(self, a: _Entry, b: _Entry) -> bool:
+        """pywb ``join_request_records`` / cdxj-indexer ``concur_req_resp``."""
+        ha, hb = a.rec.headers, b.rec.headers
+        if self.pywb:
+            ua = a.line.url if a.line is not None else ha.target_uri
+            ub = b.line.url if b.line is not None else hb.target_uri
+        else:
+            ua, ub = ha.target_uri, hb.target_uri
+        if ua != ub:
+            return False
+        if hb.get("warc-concurrent-to") != ha.get("warc-record-id"):
+            return False
+        ta, tb = a.rec.type, b.rec.type
+        if self.pywb:
+            if tb == "request" and ta != "request":
+                req, resp = b, a
+            elif ta == "request" and tb != "request":
+                req, resp = a, b
+            else:
+                return False
+        else:
+            if ta == "response" and tb == "request":
+                req, resp = b, a
+            elif ta == "request" and tb == "response":
+                req, resp = a, b
+            else:
+                return False
+            if self.head(req) is None:
+                return True
+            self.request_fields(req, resp)
+        if self.o.post_append and self.head(req) is not None:
+            self.fold(req, resp)
+        return True
+
+
+def index_records(
+    records: Iterable[WarcRecord],
+    filename: str,
+    options: IndexOptions | None = None,
+    *,
+    problems: list[Problem] | None = None,
+    offset_base: int = 0,
+) -> Iterator[CdxLine]:
+    """Map (W)ARC records to CDX lines, in record order.
+
+    Args:
+        records: records in file order (e.g. an :class:`ArchiveReader`).
+        filename: the ``filename`` written in every line.
+        options: what to index (:class:`IndexOptions`; default: cdxj-indexer's
+            defaults).
+        problems: if given, records that cannot be indexed (no usable WARC-Date) are
+            reported here as ``warning`` problems (the reader's problems are not).
+        offset_base: added to every record offset (records read from a part of a file).
+
+    Yields:
+        :class:`CdxLine` s; offsets and lengths in bytes as stored (compressed).
+
+    Pure: reads only the records (and, for ``digest_records``, the stored bytes of
+    each record from ``record.path``).
+
+    Source: pywb ``pywb/indexer/archiveindexer.py`` and cdxj-indexer
+    ``cdxj_indexer/main.py`` (see module docstring); CDX field meanings from the
+    IA CDX file format.
+    """
+    yield from _Indexer(filename, options or IndexOptions(), problems, offset_base).run(records)
+
+
+class FileIndex:
+    """The CDX lines of one (W)ARC file; iterate to index it.
+
+    ``FileIndex(path, options)`` reads the file with :class:`ArchiveReader` (which
+    resynchronises after broken records) and yields :class:`CdxLine` s.
+
+    Attributes (valid during and after iteration):
+        problems: the reader's problems (broken records with file and offset) and the
+            indexer's (records without a usable date).
+        records_read: records the reader produced.
+        lines: lines yielded.
+        reader: the :class:`ArchiveReader` (engine, format, compression).
+
+    Iteration raises ``OSError`` only when the file cannot be read.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], options: IndexOptions | None = None, *,
+                 filename: str | None = None, offset_base: int = 0):
+        self.path = os.fspath(path)
+        self.options = options or IndexOptions()
+        self.filename = filename if filename is not None else self.options.file_name(self.path)
+        self.offset_base = offset_base
+        self.reader = ArchiveReader(self.path)
+        self.indexer_problems: list[Problem] = []
+        self.lines = 0
+
+    @property
+    def problems(self) -> list[Problem]:
+        return self.reader.problems + self.indexer_problems
+
+    @property
+    def records_read(self) -> int:
+        return self.reader.records_read
+
+    def __iter__(self) -> Iterator[CdxLine]:
+        for line in index_records(self.reader, self.filename, self.options,
+                                  problems=self.indexer_problems,
+                                  offset_base=self.offset_base):
+            self.lines += 1
+            yield line
+
+
+def index_file(path: str | os.PathLike[str], options: IndexOptions | None = None) -> FileIndex:
+    """Index one (W)ARC file: ``for line in index_file("x.warc.gz"): …``.
+
+    Returns a :class:`FileIndex` (iterable of :class:`CdxLine`, with ``problems``).
+    The file name written is ``options.file_name(path)``.
+    """
+    return FileIndex(path, options)
