@@ -13,18 +13,15 @@ ada do), so those cases are strict xfails grouped by the change that explains th
 from __future__ import annotations
 
 import json
-import os
 import socket
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
+from conftest import CORPUS
 from webark.url import InvalidURLError, join, normalize, normalize_percent_encoding
 
-# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
-_BESIDE = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-CORPUS = _BESIDE if _BESIDE.is_dir() else Path(os.environ.get("WEBARK_CORPUS", _BESIDE))
 URLCANON = CORPUS / "urlcanon"
 
 

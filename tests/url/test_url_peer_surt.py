@@ -12,7 +12,6 @@ lookup), so nothing leaves the machine.
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import socket
@@ -26,11 +25,10 @@ import pytest
 import surt
 import surt.GoogleURLCanonicalizer as google_canonicalizer
 
+# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
+from conftest import CORPUS
 from webark.url import cdx_key
 
-# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
-_BESIDE = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-CORPUS = _BESIDE if _BESIDE.is_dir() else Path(os.environ.get("WEBARK_CORPUS", _BESIDE))
 OPTIONS: list[dict[str, bool]] = [
     {},
     {"with_scheme": True},

@@ -8,13 +8,13 @@ parsing.json ``surt_ancestry`` lists.
 from __future__ import annotations
 
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
+from conftest import CORPUS
 from webark.url import (
     InvalidURLError,
     SurtPrefixSet,
@@ -24,10 +24,6 @@ from webark.url import (
     surt_prefix_from_seed,
     to_scope_surt,
 )
-
-# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
-_BESIDE = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-CORPUS = _BESIDE if _BESIDE.is_dir() else Path(os.environ.get("WEBARK_CORPUS", _BESIDE))
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
+from conftest import CORPUS
 from webark.url import (
     alpha_reorder_query,
     attempt_ip_formats,
@@ -35,9 +35,6 @@ from webark.url import (
     unescape_repeatedly,
 )
 
-# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
-_BESIDE = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-CORPUS = _BESIDE if _BESIDE.is_dir() else Path(os.environ.get("WEBARK_CORPUS", _BESIDE))
 SURT_DIR = CORPUS / "surt"
 
 # Upstream marks this case xfail: the expected value is the behaviour surt's authors

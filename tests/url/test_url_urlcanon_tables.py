@@ -12,13 +12,13 @@ test_url_normalize.py; parsing.json's SURT ancestry is in test_url_scope.py.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
+from conftest import CORPUS
 from webark.url import (
     InvalidURLError,
     alpha_reorder_query,
@@ -33,9 +33,6 @@ from webark.url import (
     unescape_repeatedly,
 )
 
-# as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
-_BESIDE = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-CORPUS = _BESIDE if _BESIDE.is_dir() else Path(os.environ.get("WEBARK_CORPUS", _BESIDE))
 URLCANON = CORPUS / "urlcanon"
 
 
