@@ -77,3 +77,16 @@ def test_repair_of_uncompressed_file_keeps_trailer(corpus: Path, tmp_path: Path)
     assert res.exit_code == 0, res.output
     assert (tmp_path / "x.warc").read_bytes() == data[:2566]
     shutil.rmtree(tmp_path)
+
+
+def test_extract_whole_record_is_byte_exact(corpus: Path) -> None:
+    """The default extract is the stored record itself: for the gz file, the member's
+    content equals the same record's bytes in the uncompressed twin file."""
+    gz = CliRunner().invoke(cli, ["warc", "extract", str(corpus / "warcio/example.warc.gz"),
+                                  "784"])
+    plain = (corpus / "warcio/example.warc").read_bytes()[1197 : 1197 + 1365]
+    assert gz.exit_code == 0
+    assert gz.stdout_bytes == plain + b"\r\n\r\n"
+    res = CliRunner().invoke(cli, ["warc", "extract", str(corpus / "warcio/example.warc"),
+                                   "1197"])
+    assert res.stdout_bytes == plain

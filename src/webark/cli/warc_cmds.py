@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 
 from webark.core.errors import FormatError
-from webark.warc.reader import ArchiveReader, read_record_at
+from webark.warc.reader import ArchiveReader, read_record_at, stored_record_bytes
 from webark.warc.record import Problem, WarcRecord
 
 err = Console(stderr=True, highlight=False)
@@ -108,7 +108,11 @@ def _print_problems(problems: list[Problem], show_forgiven: bool, all_warnings: 
               help="Only the payload (transfer-decoding removed).")
 @click.option("--decode", is_flag=True, help="With --payload: undo Content-Encoding too.")
 def extract_cmd(file: str, offset: int, part: str | None, decode: bool) -> None:
-    """Write the record at OFFSET (as stored) to stdout: whole record by default."""
+    """Write the record at OFFSET (as stored) to stdout.
+
+    By default the whole record exactly as stored (decompressed); --headers gives the
+    WARC header (re-serialized, one field per line) and the HTTP head; --payload the
+    entity body with the transfer-coding removed."""
     try:
         rec = read_record_at(file, offset)
     except FormatError as e:
@@ -122,6 +126,11 @@ def extract_cmd(file: str, offset: int, part: str | None, decode: bool) -> None:
         except ValueError as e:
             raise click.ClickException(f"cannot decode payload: {e}") from e
         return
+    if part is None:
+        raw = stored_record_bytes(rec)
+        if raw is not None:
+            out.write(raw)
+            return
     out.write(rec.headers.to_bytes(rec.version if not rec.is_arc else "WARC/1.1"))
     if part == "headers":
         h = rec.http

@@ -21,8 +21,9 @@ import mmap
 import os
 import zlib
 from collections.abc import Iterator, Sequence
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+import zstandard
 from fastwarc.warc import ArchiveIterator as FastIterator
 from fastwarc.warc import WarcHeader, WarcRecordType
 
@@ -35,6 +36,7 @@ from webark.warc.streams import (
     LogicalStream,
     detect_compression,
     read_zstd_dictionary,
+    zstd_dictionary,
 )
 
 
@@ -351,3 +353,41 @@ def read_record_at(path: str | os.PathLike[str], offset: int) -> WarcRecord:
                 break
             return rec
         raise FormatError("no WARC record starts here", p, offset)
+
+
+
+def stored_record_bytes(rec: WarcRecord) -> bytes | None:
+    """The bytes of ``rec`` exactly as stored in its file, decompressed: for a ``.warc.gz``
+    or ``.warc.zst`` the content of its member(s) (version line, fields as written, block,
+    CRLF CRLF); for an uncompressed file the ``length`` bytes at ``offset``. None when the
+    record cannot be cut out on its own (unknown length: whole-file gzip; ARC records; a
+    file that changed since it was read).
+    """
+    if rec.offset < 0 or rec.length <= 0 or rec.path == "<memory>" or rec.is_arc:
+        return None
+    with open(rec.path, "rb") as f:
+        f.seek(rec.offset)
+        stored = f.read(rec.length)
+        compression = detect_compression(stored[:8])
+        zdict = read_zstd_dictionary(f) if compression == "zstd" else None
+    if len(stored) != rec.length:
+        return None
+    if compression == "none":
+        return stored
+    out: list[bytes] = []
+    data = stored
+    while data:
+        if compression == "gzip":
+            d: Any = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        else:
+            dctx = zstandard.ZstdDecompressor(dict_data=zstd_dictionary(zdict)) \
+                if zdict is not None else zstandard.ZstdDecompressor()
+            d = dctx.decompressobj()
+        try:
+            out.append(d.decompress(data))
+        except (zlib.error, zstandard.ZstdError):
+            return None
+        if not d.eof:
+            return None
+        data = d.unused_data.lstrip(b"\x00")
+    return b"".join(out)

@@ -40,6 +40,14 @@ def read_zstd_dictionary(f: BinaryIO) -> bytes | None:
     return data
 
 
+def zstd_dictionary(data: bytes) -> zstandard.ZstdCompressionDict:
+    """The dictionary object for the content of a 0x184D2A5D skippable frame (raw, or
+    itself zstd-compressed as the IIPC proposal allows)."""
+    if data[:4] == ZSTD_MAGIC:
+        data = zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 28)
+    return zstandard.ZstdCompressionDict(data)
+
+
 def detect_compression(head: bytes) -> Compression:
     """Compression of a file from its first bytes (at least 4)."""
     if head[:2] == GZIP_MAGIC:
@@ -231,9 +239,7 @@ class LogicalStream:
         self._load_dict(data)
 
     def _load_dict(self, data: bytes) -> None:
-        if data[:4] == ZSTD_MAGIC:
-            data = zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 28)
-        self._zdict = zstandard.ZstdCompressionDict(data)
+        self._zdict = zstd_dictionary(data)
 
     def _find_magic(self, start: int, end: int) -> int:
         """File offset of the first member magic in ``[start, end)``, or -1."""
