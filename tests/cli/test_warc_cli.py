@@ -90,3 +90,87 @@ def test_extract_whole_record_is_byte_exact(corpus: Path) -> None:
     res = CliRunner().invoke(cli, ["warc", "extract", str(corpus / "warcio/example.warc"),
                                    "1197"])
     assert res.stdout_bytes == plain
+
+
+def test_recompress_never_overwrites_its_source(corpus: Path, tmp_path: Path) -> None:
+    """`recompress X.open X` would write X.open while reading it (found by a tester)."""
+    src = tmp_path / "y.warc.gz.open"
+    src.write_bytes((corpus / "pywb/warcs/dupes.warc.gz").read_bytes())
+    before = src.read_bytes()
+    res = CliRunner().invoke(cli, ["warc", "recompress", str(src), str(tmp_path / "y.warc.gz")])
+    assert res.exit_code != 0
+    assert "exists" in res.output
+    assert src.read_bytes() == before
+    assert not (tmp_path / "y.warc.gz").exists()
+    bad = CliRunner().invoke(cli, ["warc", "recompress", str(src), str(tmp_path / "y.bz2")])
+    assert bad.exit_code == 2 and "must end in" in bad.output
+
+
+def test_recompress_reports_input_errors_with_exit_1(corpus: Path, tmp_path: Path) -> None:
+    dst = tmp_path / "e.warc.gz"
+    res = CliRunner().invoke(cli, ["warc", "recompress", str(corpus / "pywb/warcs/example.warc"),
+                                   str(dst)])
+    assert res.exit_code == 1
+    assert "content-length-mismatch" in res.output
+    assert len(list(ArchiveReader(dst))) == 6
+
+
+def test_arc_migration_passes_check(corpus: Path, tmp_path: Path) -> None:
+    from webark.warc.check import check_file
+
+    for name in ("warcio/example-space-in-url.arc", "jwat/arc/test-arc-1.0-dashed-fields.arc"):
+        dst = tmp_path / (Path(name).name + ".warc.gz")
+        CliRunner().invoke(cli, ["warc", "recompress", str(corpus / name), str(dst)])
+        rep = check_file(dst)
+        assert rep.ok, [p for r in rep.records for p in r.problems]
+        uris = [r.target_uri for r in ArchiveReader(dst)]
+        assert all(u is None or " " not in u for u in uris)
+
+
+def test_file_text_is_not_rich_markup(tmp_path: Path) -> None:
+    path = tmp_path / "m.warc"
+    path.write_bytes(b"[/x]\n[b]bold\n")
+    res = CliRunner().invoke(cli, ["warc", "ls", str(path)])
+    assert res.exit_code == 1
+    assert "MarkupError" not in repr(res.exception)
+    assert "[b]bold" in res.output
+
+
+def test_ls_goes_on_after_an_unreadable_path(corpus: Path, tmp_path: Path) -> None:
+    res = CliRunner().invoke(cli, ["warc", "ls", str(tmp_path / "missing.warc"), str(tmp_path),
+                                   str(corpus / "warcio/example.warc.gz")])
+    assert res.exit_code == 1
+    assert "no such file" in res.output and "is a directory" in res.output
+    assert res.stdout.count('"file"') == 6
+
+
+def test_repair_refusals_change_nothing(corpus: Path, tmp_path: Path) -> None:
+    data = (corpus / "pywb/warcs/dupes.warc.gz").read_bytes()
+    finished = tmp_path / "done.warc.gz"
+    finished.write_bytes(data[:5000])
+    res = CliRunner().invoke(cli, ["warc", "repair", str(finished)])
+    assert res.exit_code == 1 and "not a .open file" in res.output
+    assert finished.read_bytes() == data[:5000]
+    # the target name is taken: nothing may be cut before that is known
+    cut = tmp_path / "done.warc.gz.open"
+    cut.write_bytes(data[:5000])
+    res = CliRunner().invoke(cli, ["warc", "repair", str(cut)])
+    assert res.exit_code == 1 and "exists" in res.output
+    assert cut.read_bytes() == data[:5000]
+    assert not list(tmp_path.glob("*.truncated-tail*"))
+    empty = tmp_path / "empty.warc.gz.open"
+    empty.write_bytes(b"")
+    assert CliRunner().invoke(cli, ["warc", "repair", str(empty)]).exit_code == 1
+
+
+def test_repair_completes_a_cut_terminator(corpus: Path, tmp_path: Path) -> None:
+    from webark.warc.check import check_file
+
+    data = (corpus / "warcio/example.warc").read_bytes()
+    target = tmp_path / "t2.warc.open"
+    target.write_bytes(data[:-2])  # cut inside the last record's CRLF CRLF
+    res = CliRunner().invoke(cli, ["warc", "repair", str(target)])
+    assert res.exit_code == 0, res.output
+    fixed = tmp_path / "t2.warc"
+    assert check_file(fixed).ok
+    assert len(list(ArchiveReader(fixed))) >= 5

@@ -157,7 +157,12 @@ def format_cdxj(line: CdxLine, fields: Sequence[str] | None = None) -> str:
     parts: list[str] = []
     if fields is None:
         url, mime, status, digest, fname = (
-            line.url, line.mime, line.status, line.digest, line.filename)
+            line.url,
+            line.mime,
+            line.status,
+            line.digest,
+            line.filename,
+        )
         if url and url != "-":
             parts.append('"url": ' + _q(url))
         if mime and mime != "-":
@@ -278,9 +283,10 @@ def _no_space(s: str) -> str:
 
 
 def format_ng(line: CdxLine) -> str:
-    """A line of the revised format (``docs/cdx-ng.md``)::
+    """A line of the revised format (``docs/cdx-ng.md``), e.g. (one line)::
 
-        http://(com,example,)/ 2017-03-06T04:02:06Z http://example.com/ sha1:G7HR… response example.warc.gz 784 {"status": 200, "mime": "text/html", "length": 1242}
+        http://(com,example,)/ 2017-03-06T04:02:06Z http://example.com/ sha1:G7HR…
+        response example.warc.gz 784 {"status": 200, "mime": "text/html", "length": 1242}
 
     JSON: ``status`` (number, when numeric), ``mime``, ``length`` (number),
     ``redirect`` (Location of a 3xx, when known), then ``line.extra``.
@@ -343,8 +349,17 @@ def sort_key(text: str) -> bytes:
 
 # -- readers ---------------------------------------------------------------------------------
 _CDX_LETTERS = {
-    "N": "urlkey", "b": "timestamp", "a": "url", "m": "mime", "s": "status", "k": "digest",
-    "r": "redirect", "M": "robotflags", "S": "length", "V": "offset", "g": "filename",
+    "N": "urlkey",
+    "b": "timestamp",
+    "a": "url",
+    "m": "mime",
+    "s": "status",
+    "k": "digest",
+    "r": "redirect",
+    "M": "robotflags",
+    "S": "length",
+    "V": "offset",
+    "g": "filename",
 }
 _INT_FIELDS = ("length", "offset")
 _DEFAULT_LETTERS = CDX11_HEADER.split()[1:]
@@ -374,8 +389,12 @@ def parse_cdx(text: str, letters: Sequence[str] | None = None) -> CdxLine:
         else:
             kw[name] = value
     return CdxLine(
-        urlkey=kw.pop("urlkey", "-"), timestamp=kw.pop("timestamp", "-"),
-        url=kw.pop("url", "-"), extra=extra, **kw)
+        urlkey=kw.pop("urlkey", "-"),
+        timestamp=kw.pop("timestamp", "-"),
+        url=kw.pop("url", "-"),
+        extra=extra,
+        **kw,
+    )
 
 
 _STD_JSON = {"url", "mime", "status", "digest", "length", "offset", "filename"}
@@ -393,11 +412,19 @@ def _cdxline_from_json(urlkey: str, timestamp: str, data: dict[str, Any], **more
     status = data.get("status")
     method = extra.get("method")
     return CdxLine(
-        urlkey=urlkey, timestamp=timestamp, url=str(data.get("url") or "-"),
-        mime=str(data.get("mime") or "-"), status="-" if status is None else str(status),
-        digest=str(data.get("digest") or "-"), length=num("length"), offset=num("offset"),
+        urlkey=urlkey,
+        timestamp=timestamp,
+        url=str(data.get("url") or "-"),
+        mime=str(data.get("mime") or "-"),
+        status="-" if status is None else str(status),
+        digest=str(data.get("digest") or "-"),
+        length=num("length"),
+        offset=num("offset"),
         filename=str(data.get("filename") or "-"),
-        method=method if isinstance(method, str) else None, extra=extra, **more)
+        method=method if isinstance(method, str) else None,
+        extra=extra,
+        **more,
+    )
 
 
 def parse_cdxj(text: str) -> CdxLine:
@@ -438,12 +465,22 @@ def parse_ng(text: str) -> CdxLine:
     redirect = data.pop("redirect", None)
     method = data.get("method")
     return CdxLine(
-        urlkey=key, timestamp=ts, url=url, mime=str(mime or "-"),
-        status="-" if status is None else str(status), digest=digest,
+        urlkey=key,
+        timestamp=ts,
+        url=url,
+        mime=str(mime or "-"),
+        status="-" if status is None else str(status),
+        digest=digest,
         length=-1 if length is None else int(length),
-        offset=-1 if offset == "-" else int(offset), filename=filename,
-        redirect=str(redirect or "-"), record_type=rtype, date=date,
-        method=method if isinstance(method, str) else None, extra=data, surt=key)
+        offset=-1 if offset == "-" else int(offset),
+        filename=filename,
+        redirect=str(redirect or "-"),
+        record_type=rtype,
+        date=date,
+        method=method if isinstance(method, str) else None,
+        extra=data,
+        surt=key,
+    )
 
 
 def detect_format(text: str) -> Format:
@@ -494,8 +531,9 @@ def iter_lines(lines: Iterable[str], fmt: Format | None = None) -> Iterator[CdxL
             fmt = detect_format(text)
         try:
             if fmt in ("cdx11", "cdx9"):
-                yield parse_cdx(text, letters or (CDX9_HEADER.split()[1:] if fmt == "cdx9"
-                                                  else None))
+                yield parse_cdx(
+                    text, letters or (CDX9_HEADER.split()[1:] if fmt == "cdx9" else None)
+                )
             else:
                 yield parse_line(text, fmt)
         except (ValueError, KeyError) as e:

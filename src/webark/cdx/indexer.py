@@ -30,11 +30,13 @@ Differences from both that are bugs of theirs are listed in
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import itertools
 import os
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from webark.cdx.line import CdxLine
@@ -42,19 +44,22 @@ from webark.cdx.post import FOLDED_METHODS, append_method_query, canonical_body_
 from webark.core.timestamps import w3c_to_timestamp14
 from webark.url import cdx_key, to_scope_surt
 from webark.url.errors import InvalidURLError
-from webark.warc.http import find_head_end
-from webark.warc.payload import decode_content, dechunk
+from webark.warc.payload import dechunk, decode_content
 from webark.warc.reader import ArchiveReader
 from webark.warc.record import Problem, WarcRecord
 
 __all__ = [
+    "CHUNK_BYTES",
     "COMPATS",
     "DEFAULT_RECORDS",
     "Compat",
     "FileIndex",
     "IndexOptions",
+    "TextChunk",
     "index_file",
+    "index_file_text",
     "index_records",
+    "split_points",
 ]
 
 Compat = Literal["cdxj-indexer", "pywb"]
@@ -63,13 +68,16 @@ COMPATS: tuple[str, ...] = get_args(Compat)
 DEFAULT_RECORDS = frozenset({"response", "revisit", "resource", "metadata"})
 """cdxj-indexer's default record types (``DEFAULT_RECORDS``)."""
 
-_HEAD_PEEK = 8192
+_HEAD_PEEK = 4096
 """Bytes of a block looked at first for the HTTP head (grown when the head is longer)."""
 
 # cdxj-indexer field names: what a user writes → the internal name, and back
 _FIELD_IN = {
-    "url": "warc-target-uri", "status": "http:status", "digest": "warc-payload-digest",
-    "referrer": "req.http:referer", "method": "req.http:method",
+    "url": "warc-target-uri",
+    "status": "http:status",
+    "digest": "warc-payload-digest",
+    "referrer": "req.http:referer",
+    "method": "req.http:method",
     "recordDigest": "record-digest",
 }
 _FIELD_OUT = {v: k for k, v in _FIELD_IN.items()}
@@ -150,7 +158,8 @@ class IndexOptions:
     def needs_pairing(self) -> bool:
         """True when a record's line depends on its neighbour (request ↔ response)."""
         return self.post_append or any(
-            _FIELD_IN.get(f, f).startswith("req.http:") for f in self.fields)
+            _FIELD_IN.get(f, f).startswith("req.http:") for f in self.fields
+        )
 
     def file_name(self, path: str | os.PathLike[str]) -> str:
         """The ``filename`` written for ``path`` (forced name, relative to
@@ -182,14 +191,17 @@ class IndexOptions:
 class _Head:
     """The HTTP head at the start of a block, read only as far as needed."""
 
-    __slots__ = ("_low", "end", "first", "raw")
+    __slots__ = ("_low", "empty", "end", "first", "raw")
 
     def __init__(self, raw: bytes, end: int):
         self.raw = raw  # start line + header lines, without the blank line
         self.end = end  # index of the first payload byte in the block
         nl = raw.find(b"\n")
-        self.first = (raw if nl < 0 else raw[:nl]).rstrip()
+        first = self.first = (raw if nl < 0 else raw[:nl]).rstrip()
         self._low: bytes | None = None
+        # warcio: an empty status line without header lines is no head at all (but
+        # its lines are still consumed before the payload)
+        self.empty = b" " not in first.lstrip() and (nl < 0 or raw.find(b":", nl) < 0)
 
     def get(self, name: bytes) -> str | None:
         """First value of header ``name`` (lowercase bytes), stripped; None if absent."""
@@ -219,23 +231,38 @@ class _Head:
 
     def status(self) -> str:
         """warcio's ``get_statuscode()``: first word after the protocol ('' if none)."""
+        code = self.first.partition(b" ")[2].strip().partition(b" ")[0]
+        if code.isascii():
+            return code.decode("ascii")
         return self.tokens()[1].split(" ", 1)[0]
+
+
+def _head_end(data: bytes) -> int:
+    """Index after the blank line that ends an HTTP head (CRLF or LF-only lines), -1."""
+    i = data.find(b"\r\n\r\n")
+    lim = len(data) if i < 0 else i
+    j = data.find(b"\n\n", 0, lim)
+    k = data.find(b"\n\r\n", 0, lim)
+    if j >= 0 and (k < 0 or j < k):
+        return j + 2
+    if k >= 0:
+        return k + 3
+    return -1 if i < 0 else i + 4
 
 
 def _read_head(rec: WarcRecord) -> _Head | None:
     block = rec.block
     if block.size == 0:
         return None
-    data = block.head(_HEAD_PEEK)
-    found = find_head_end(data)
-    if found is None and block.size > len(data):
+    # in-memory blocks are read without a copy; spooled ones by their first bytes
+    data = block.read_all() if block.in_memory else block.head(_HEAD_PEEK)
+    end = _head_end(data)
+    if end < 0 and block.size > len(data):
         data = block.read_all()
-        found = find_head_end(data)
-    if found is None:
+        end = _head_end(data)
+    if end < 0:
         return _Head(data.rstrip(b"\r\n"), len(data))
-    end = found[0]
-    raw = data[:end].rstrip(b"\r\n")
-    return _Head(raw, end)
+    return _Head(data[:end].rstrip(b"\r\n"), end)
 
 
 # -- the indexer ---------------------------------------------------------------------------
@@ -244,12 +271,22 @@ _MIME_CDXJ = re.compile(r"[;\s]")
 _HTTP_TYPES = ("response", "request", "revisit")
 
 
+def _mime_cdxj(ct: str) -> str:
+    """cdxj-indexer: Content-Type up to the first ``;`` or whitespace."""
+    m = ct.partition(";")[0].strip()
+    if " " in m or "\t" in m or "\n" in m or "\r" in m or "\x0b" in m or "\x0c" in m:
+        m = _MIME_CDXJ.split(ct, 1)[0].strip()
+    return m or "-"
+
+
 def _timestamp(date: str | None) -> str | None:
     if not date:
         return None
-    if len(date) == 20 and date[19] == "Z" and date[10] == "T":
+    n = len(date)
+    if n >= 20 and date[-1] == "Z" and date[10] == "T" and date[19] in ".Z":
+        # YYYY-MM-DDThh:mm:ss[.fff…]Z: the common case, no parsing needed
         ts = date[0:4] + date[5:7] + date[8:10] + date[11:13] + date[14:16] + date[17:19]
-        if ts.isdigit():
+        if ts.isdigit() and (n == 20 or date[20:-1].isdigit()):
             return ts
     try:
         return w3c_to_timestamp14(date)
@@ -270,21 +307,33 @@ def _arc_fields(rec: WarcRecord) -> tuple[str, str]:
     return "", rec.headers.get("ARC-Content-Type") or ""
 
 
-@dataclass(slots=True)
 class _Entry:
     """A line being built, with what pairing needs (mutable until frozen)."""
 
-    rec: WarcRecord
-    line: CdxLine | None
-    emit: bool
-    head: _Head | None = None
-    head_done: bool = False
-    extra: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("emit", "extra", "head", "head_done", "line", "payload_at", "rec", "rtype", "url")
+
+    def __init__(
+        self, rec: WarcRecord, rtype: str, url: str | None, line: CdxLine | None, emit: bool
+    ):
+        self.rec = rec
+        self.rtype = rtype
+        self.url = url
+        self.line = line
+        self.emit = emit
+        self.head: _Head | None = None
+        self.head_done = False
+        self.payload_at = 0
+        self.extra: dict[str, str] = {}
 
 
 class _Indexer:
-    def __init__(self, filename: str, options: IndexOptions, problems: list[Problem] | None,
-                 offset_base: int = 0):
+    def __init__(
+        self,
+        filename: str,
+        options: IndexOptions,
+        problems: list[Problem] | None,
+        offset_base: int = 0,
+    ):
         self.o = options
         self.filename = filename
         self.problems = problems
@@ -309,76 +358,107 @@ class _Indexer:
             if n not in names:
                 names.append(n)
         self.extra_fields = [n for n in names if _FIELD_OUT.get(n, n) not in _STANDARD]
-        self.want_mime = not o.minimal
         self.pairing = o.needs_pairing
+        self.unaddressable = False
 
     # -- selection --------------------------------------------------------------------
     def selected(self, rec: WarcRecord, rtype: str) -> bool:
-        """Is a line written for this record?"""
+        """Is a line written for this record? (pywb: also see :meth:`pywb_stream`)"""
         types = self.types
         if not self.pywb:
             if types is not None and rtype not in types:
                 return False
-            if (self.default_types and rtype in ("resource", "metadata")
-                    and rec.headers.get("content-type") == "application/warc-fields"):
-                return False
-            return True
-        # pywb
+            return not (
+                self.default_types
+                and rtype in ("resource", "metadata")
+                and rec.headers.get("content-type") == "application/warc-fields"
+            )
+        # pywb: the writer drops warcinfo and entries without URL
+        if not rec.headers.get("warc-target-uri"):
+            return False
         if types is not None:
             return rtype in types
-        if rtype == "warcinfo":
+        if rtype == "warcinfo" or not self.pywb_stream(rec, rtype):
             return False
-        if not self.o.all_records:
-            if rtype == "request":
-                return False
-            if rec.headers.get("content-type") == "application/warc-fields" and not rec.is_arc:
-                return False
-        return True
+        return rtype != "request" or self.o.all_records
 
     def pywb_stream(self, rec: WarcRecord, rtype: str) -> bool:
-        """Is the record one of pywb's entries (those that pair up with neighbours)?"""
-        if rtype == "warcinfo":
+        """Is the record one of pywb's index entries (``create_record_iter``), the
+        sequence in which requests pair up with their responses?"""
+        if rec.is_arc:
+            return rtype != "warcinfo"
+        if self.types is not None:
+            return rtype in self.types or (rtype == "request" and self.o.post_append)
+        a = self.o.all_records
+        if rtype in ("request", "warcinfo") and not a and not self.o.post_append:
             return False
-        if self.o.all_records or (self.types is not None and rtype in self.types):
-            return True
-        if rtype == "request":
-            return self.o.post_append
-        return not (rec.headers.get("content-type") == "application/warc-fields"
-                    and not rec.is_arc)
+        return a or rec.headers.get("content-type") != "application/warc-fields"
 
     # -- one record ---------------------------------------------------------------------
     def head(self, e: _Entry) -> _Head | None:
         if not e.head_done:
             e.head_done = True
             rec = e.rec
-            if rec.is_arc:
-                uri = rec.headers.target_uri or ""
-                ok = uri.startswith(("http:", "https:")) and not self.o.minimal
-            else:
-                uri = rec.headers.get("warc-target-uri") or ""
-                ok = (rec.type in _HTTP_TYPES and not self.o.minimal
-                      and uri.lstrip("<").startswith(("http:", "https:")))
-            e.head = _read_head(rec) if ok else None
+            uri = e.url or ""
+            ok = (
+                not self.o.minimal
+                and (rec.is_arc or e.rtype in _HTTP_TYPES)
+                and uri.startswith(("http:", "https:"))
+            )
+            head = _read_head(rec) if ok else None
+            if head is not None:
+                e.payload_at = head.end
+                if head.empty:
+                    head = None
+            e.head = head
         return e.head
 
-    def problem(self, rec: WarcRecord, code: str, msg: str) -> None:
+    def problem(
+        self,
+        rec: WarcRecord,
+        code: str,
+        msg: str,
+        severity: Literal["error", "warning"] = "warning",
+    ) -> None:
         if self.problems is not None:
-            self.problems.append(Problem("warning", code, msg, rec.path,
-                                         rec.offset + self.base if rec.offset >= 0 else None))
+            self.problems.append(
+                Problem(
+                    severity,
+                    code,
+                    msg,
+                    rec.path,
+                    rec.offset + self.base if rec.offset >= 0 else None,
+                )
+            )
 
-    def build(self, e: _Entry) -> CdxLine | None:  # noqa: C901 - one place for the rules
+    def build(self, e: _Entry) -> CdxLine | None:
         rec = e.rec
+        if rec.offset < 0 or rec.length < 0:
+            if not self.unaddressable:
+                self.unaddressable = True
+                self.problem(
+                    rec,
+                    "cdx-not-addressable",
+                    "records have no offset/length as stored (whole-file gzip?): "
+                    "not indexed; `webark warc recompress` makes them addressable",
+                    "error",
+                )
+            return None
         h = rec.headers
         o = self.o
-        rtype = rec.type
+        rtype = e.rtype
         pywb = self.pywb
         is_arc = rec.is_arc
-        url = h.target_uri
+        url = e.url
         if url is not None and (" " in url):
             url = url.replace(" ", "%20")
         if is_arc and url is not None:
-            url = (url.replace("\r", "%0D").replace("\n", "%0A")
-                   .replace("\x0c", "%0C").replace("\x00", "%00"))
+            url = (
+                url.replace("\r", "%0D")
+                .replace("\n", "%0A")
+                .replace("\x0c", "%0C")
+                .replace("\x00", "%00")
+            )
         # timestamp
         date = h.get("warc-date")
         if is_arc:
@@ -388,11 +468,13 @@ class _Indexer:
             arc_ct = ""
             ts = _timestamp(date)
         if ts is None:
-            self.problem(rec, "cdx-bad-date",
-                         f"WARC-Date {date!r} is not a date: record not indexed")
+            self.problem(
+                rec, "cdx-bad-date", f"WARC-Date {date!r} is not a date: record not indexed"
+            )
             return None
         # mime
         head = None
+        ct: str | None
         arc_as_arc = is_arc and not o.arc2warc
         if rtype == "revisit":
             mime = "warc/revisit"
@@ -410,19 +492,18 @@ class _Indexer:
                     ct = arc_ct
                 else:
                     ct = h.get("content-type")
-                if ct:
-                    mime = _MIME_PYWB.split(ct, 1)[0]
-                else:
-                    mime = "-" if rtype == "request" else "unk"
+                mime = _MIME_PYWB.split(ct, 1)[0] if ct else "-" if rtype == "request" else "unk"
         else:
             if rtype in ("response", "request"):
                 head = self.head(e)
                 ct = head.get(b"content-type") if head is not None else None
+            elif is_arc:
+                ct = arc_ct
             else:
                 ct = h.get("content-type")
-            mime = _MIME_CDXJ.split(ct, 1)[0].strip() if ct else "-"
-            if not mime:
-                mime = "-"
+            mime = _mime_cdxj(ct) if ct else "-"
+        if pywb and rtype == "metadata" and mime == "text/anvl":
+            return None  # pywb never indexes Heritrix 1 (WARC 0.17) metadata
         # status
         status = "-"
         if pywb:
@@ -493,18 +574,28 @@ class _Indexer:
                 redirect = loc.replace(" ", "%20")
         off = rec.offset
         return CdxLine(
-            urlkey=urlkey, timestamp=ts, url=url or "-", mime=mime, status=status,
-            digest=digest, length=rec.length, offset=off + self.base if off >= 0 else off,
-            filename=self.filename, redirect=redirect, record_type=rtype, date=date or "",
-            extra=extra, surt=surt,
+            urlkey=urlkey,
+            timestamp=ts,
+            url=url or "-",
+            mime=mime,
+            status=status,
+            digest=digest,
+            length=rec.length,
+            offset=off + self.base if off >= 0 else off,
+            filename=self.filename,
+            redirect=redirect,
+            record_type=rtype,
+            date=date or "",
+            extra=extra,
+            surt=surt,
         )
 
     def computed_digest(self, e: _Entry) -> str:
         """SHA-1 (Base32) of the raw payload: the block after the HTTP head, not
         de-chunked (both peers hash warcio's raw stream), or the whole block."""
         data = e.rec.block.read_all()
-        head = self.head(e)
-        return _sha1_b32(data[head.end:] if head is not None else data)
+        self.head(e)
+        return _sha1_b32(data[e.payload_at :] if e.payload_at else data)
 
     def field_value(self, e: _Entry, name: str) -> str | None:
         """Value of a cdxj-indexer field (internal name) for this record."""
@@ -513,10 +604,8 @@ class _Indexer:
             return self.record_digest(rec)
         if name.startswith("req.http:"):
             return e.extra.get(name)  # filled in by pairing (or below for requests)
-        if name == "mime":
-            return None
         if name.startswith("http:"):
-            if rec.type not in _HTTP_TYPES:
+            if e.rtype not in _HTTP_TYPES:
                 return None
             head = self.head(e)
             return head.get(name[5:].lower().encode("latin-1")) if head is not None else None
@@ -550,7 +639,7 @@ class _Indexer:
         there is no Content-Length)."""
         head = self.head(req)
         assert head is not None
-        data = req.rec.block.read_all()[head.end:]
+        data = req.rec.block.read_all()[head.end :]
         length_s = head.get(b"content-length")
         if self.pywb:
             try:
@@ -563,10 +652,8 @@ class _Indexer:
             data = dechunk(data)[0]
         ce = head.get(b"content-encoding")
         if ce:
-            try:
+            with contextlib.suppress(ValueError, OSError):
                 data = decode_content(data, ce.strip().lower())
-            except (ValueError, OSError):
-                pass
         if length_s is None:
             return data[:8192]
         try:
@@ -626,13 +713,14 @@ class _Indexer:
             return
         selected, build = self.selected, self.build
         for rec in records:
-            if selected(rec, rec.type):
-                line = build(_Entry(rec, None, True))
+            rtype = rec.type
+            if selected(rec, rtype):
+                line = build(_Entry(rec, rtype, rec.headers.target_uri, None, True))
                 if line is not None:
                     yield line
 
-    def _entry(self, rec: WarcRecord, emit: bool) -> _Entry:
-        e = _Entry(rec, None, emit)
+    def _entry(self, rec: WarcRecord, rtype: str, emit: bool) -> _Entry:
+        e = _Entry(rec, rtype, rec.headers.target_uri, None, emit)
         if emit:
             e.line = self.build(e)
             if e.line is None:
@@ -644,32 +732,27 @@ class _Indexer:
             return
         line = e.line
         if e.extra and self.extra_fields:
-            extra = dict(line.extra)
+            # cdxj-indexer's key order: the fields in order, then the post-append keys
+            out: dict[str, str] = {}
             for name in self.extra_fields:
-                if name in e.extra:
-                    extra[_FIELD_OUT.get(name, name)] = e.extra[name]
-            # keep cdxj-indexer's key order: fields first, then post-append keys
-            ordered = {(_FIELD_OUT.get(n, n)): extra.pop(_FIELD_OUT.get(n, n))
-                       for n in self.extra_fields if _FIELD_OUT.get(n, n) in extra}
-            ordered.update(extra)
-            line = replace(line, extra=ordered)
+                k = _FIELD_OUT.get(name, name)
+                v = line.extra.get(k)
+                if v is None:
+                    v = e.extra.get(name)
+                if v is not None:
+                    out[k] = v
+            for k, v in line.extra.items():
+                out.setdefault(k, v)
+            line = replace(line, extra=out)
         yield line
 
     def _run_paired(self, records: Iterable[WarcRecord]) -> Iterator[CdxLine]:
         prev: _Entry | None = None
         for rec in records:
             rtype = rec.type
-            emit = self.selected(rec, rtype)
-            if self.pywb:
-                if not self.pywb_stream(rec, rtype):
-                    continue
-                e = self._entry(rec, emit)
-                if e.line is None and e.emit is False and rtype != "request":
-                    # pywb drops entries without url/key before pairing
-                    if not (rec.headers.target_uri):
-                        continue
-            else:
-                e = self._entry(rec, emit)
+            if self.pywb and not self.pywb_stream(rec, rtype):
+                continue
+            e = self._entry(rec, rtype, self.selected(rec, rtype))
             if rtype == "request":
                 self.request_fields(e, e)
             if prev is not None and self._pair(prev, e):
@@ -686,16 +769,11 @@ class _Indexer:
     def _pair(self, a: _Entry, b: _Entry) -> bool:
         """pywb ``join_request_records`` / cdxj-indexer ``concur_req_resp``."""
         ha, hb = a.rec.headers, b.rec.headers
-        if self.pywb:
-            ua = a.line.url if a.line is not None else ha.target_uri
-            ub = b.line.url if b.line is not None else hb.target_uri
-        else:
-            ua, ub = ha.target_uri, hb.target_uri
-        if ua != ub:
+        if ha.target_uri != hb.target_uri:
             return False
         if hb.get("warc-concurrent-to") != ha.get("warc-record-id"):
             return False
-        ta, tb = a.rec.type, b.rec.type
+        ta, tb = a.rtype, b.rtype
         if self.pywb:
             if tb == "request" and ta != "request":
                 req, resp = b, a
@@ -756,38 +834,77 @@ class FileIndex:
     ``FileIndex(path, options)`` reads the file with :class:`ArchiveReader` (which
     resynchronises after broken records) and yields :class:`CdxLine` s.
 
+    Args:
+        path: the file to read.
+        options: :class:`IndexOptions`.
+        filename: the ``filename`` to write (default ``options.file_name(path)``).
+        offset_base: added to every offset (``path`` holds a part of a bigger file).
+        display_path: the file name used in problem reports (default ``path``).
+
     Attributes (valid during and after iteration):
         problems: the reader's problems (broken records with file and offset) and the
             indexer's (records without a usable date).
         records_read: records the reader produced.
         lines: lines yielded.
+        first_offset, last_offset, last_length: where the first and last records read
+            are (-1 before any).
         reader: the :class:`ArchiveReader` (engine, format, compression).
 
     Iteration raises ``OSError`` only when the file cannot be read.
     """
 
-    def __init__(self, path: str | os.PathLike[str], options: IndexOptions | None = None, *,
-                 filename: str | None = None, offset_base: int = 0):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        options: IndexOptions | None = None,
+        *,
+        filename: str | None = None,
+        offset_base: int = 0,
+        display_path: str | None = None,
+    ):
         self.path = os.fspath(path)
         self.options = options or IndexOptions()
         self.filename = filename if filename is not None else self.options.file_name(self.path)
         self.offset_base = offset_base
+        self.display_path = display_path or self.path
         self.reader = ArchiveReader(self.path)
         self.indexer_problems: list[Problem] = []
         self.lines = 0
+        self.first_offset = self.last_offset = self.last_length = -1
 
     @property
     def problems(self) -> list[Problem]:
-        return self.reader.problems + self.indexer_problems
+        base, where = self.offset_base, self.display_path
+        out = [
+            replace(p, path=where, offset=None if p.offset is None else p.offset + base)
+            if (base or where != self.path)
+            else p
+            for p in self.reader.problems
+        ]
+        out += [replace(p, path=where) if where != self.path else p for p in self.indexer_problems]
+        return out
 
     @property
     def records_read(self) -> int:
         return self.reader.records_read
 
+    def _records(self) -> Iterator[WarcRecord]:
+        base = self.offset_base
+        for rec in self.reader:
+            if self.first_offset < 0:
+                self.first_offset = rec.offset + base
+            self.last_offset = rec.offset + base
+            self.last_length = rec.length
+            yield rec
+
     def __iter__(self) -> Iterator[CdxLine]:
-        for line in index_records(self.reader, self.filename, self.options,
-                                  problems=self.indexer_problems,
-                                  offset_base=self.offset_base):
+        for line in index_records(
+            self._records(),
+            self.filename,
+            self.options,
+            problems=self.indexer_problems,
+            offset_base=self.offset_base,
+        ):
             self.lines += 1
             yield line
 
@@ -799,3 +916,353 @@ def index_file(path: str | os.PathLike[str], options: IndexOptions | None = None
     The file name written is ``options.file_name(path)``.
     """
     return FileIndex(path, options)
+
+
+# -- text output, one file split over several processes ----------------------------------------
+#
+# The reader reads a whole file, so a worker indexes a byte range by reading a copy of
+# that range (a memfd, i.e. RAM, never disk) through /proc/self/fd/N; offsets are then
+# shifted back. Ranges start at record boundaries found by :func:`split_points`; a
+# range is only trusted when its worker read it cleanly (first record at its start, last
+# record ending at its end, no error or warning problem), otherwise the file is indexed
+# sequentially from the first untrusted range on. The output is therefore the same as
+# :func:`index_file`'s. See docs/cdx-ng.md ("Speed").
+
+CHUNK_BYTES = 64 * 1024 * 1024
+"""Largest byte range given to one worker (its memfd copy holds this much RAM)."""
+
+PARALLEL_MIN_BYTES = 8 * 1024 * 1024
+"""Files smaller than this are indexed in one process (forking costs more)."""
+
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_SCAN = 1 << 20
+
+
+@dataclass(slots=True)
+class TextChunk:
+    """Formatted lines of a part of a file, in file order.
+
+    Attributes:
+        lines: the lines, without line ends.
+        problems: problems found in that part (file name and offsets as in the file).
+        records: records read.
+        start, end: the byte range of the file covered.
+    """
+
+    lines: list[str]
+    problems: list[Problem]
+    records: int
+    start: int
+    end: int
+
+
+def _record_head_gzip(f: int, pos: int, size: int) -> tuple[bytes, int] | None:
+    """Decompressed start of the gzip member at ``pos`` and where the member ends (-1 if
+    not read to its end), or None when no WARC record's member starts there."""
+    import zlib
+
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = b""
+    p = pos
+    while p < size:
+        data = os.pread(f, 1 << 16, p)
+        if not data:
+            break
+        try:
+            out += d.decompress(data, 1 << 16) if len(out) < 8192 else d.decompress(data)
+        except zlib.error:
+            return None
+        if d.eof:
+            return out, p + len(data) - len(d.unused_data) - len(d.unconsumed_tail)
+        consumed = len(data) - len(d.unconsumed_tail)
+        p += consumed
+        if len(out) >= 8192 and not out.startswith(b"WARC/"):
+            return None
+    return (out, -1) if out.startswith(b"WARC/") else None
+
+
+def _neutral(head: bytes) -> tuple[bool, int] | None:
+    """``(can a range start here, block length)`` for a WARC header block, or None if it
+    is not one. A range must not start with a record that may be the second of a
+    request/response pair (it has WARC-Concurrent-To), so pairs never straddle ranges."""
+    end = head.find(b"\r\n\r\n")
+    if not head.startswith(b"WARC/") or end < 0:
+        return None
+    rtype = b""
+    clen = -1
+    concurrent = False
+    for line in head[:end].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        n = name.strip().lower()
+        if n == b"warc-type":
+            rtype = value.strip().lower()
+        elif n == b"content-length" and value.strip().isdigit():
+            clen = int(value)
+        elif n == b"warc-concurrent-to":
+            concurrent = True
+    if not rtype or clen < 0:
+        return None
+    return not (concurrent and rtype in (b"request", b"response", b"revisit")), clen
+
+
+def split_points(path: str | os.PathLike[str], parts: int) -> list[int] | None:
+    """Byte offsets ``[0, s1, …, size]`` splitting a per-record-gzip or uncompressed WARC
+    into about ``parts`` ranges that start at records (never inside a request/response
+    pair). None when the file cannot be split (ARC, zstd, whole-file gzip, no record
+    boundary found near a target)."""
+    p = os.fspath(path)
+    size = os.path.getsize(p)
+    if parts < 2 or size == 0:
+        return None
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        magic = os.pread(fd, 5, 0)
+        gz = magic[:3] == _GZIP_MAGIC
+        if not gz and magic != b"WARC/":
+            return None
+        if gz:
+            first = _record_head_gzip(fd, 0, size)
+            if first is None or first[1] < 0 or first[1] >= size:
+                return None  # not one member per record
+        points = [0]
+        for k in range(1, parts):
+            target = max(size * k // parts, points[-1] + 1)
+            pos = _find_boundary(fd, target, size, gz)
+            if pos is None:
+                return None
+            if pos > points[-1] and pos < size:
+                points.append(pos)
+        points.append(size)
+        return points if len(points) > 2 else None
+    finally:
+        os.close(fd)
+
+
+def _find_boundary(fd: int, target: int, size: int, gz: bool) -> int | None:
+    """The first record at or after ``target`` where a range may start, or None."""
+    window = os.pread(fd, _SCAN, target)
+    needle = _GZIP_MAGIC if gz else b"\r\n\r\nWARC/"
+    i = window.find(needle)
+    tries = 0
+    while i >= 0 and tries < 64:
+        pos = target + i + (0 if gz else 4)
+        found = _walk_from(fd, pos, size, gz)
+        if found is not None:
+            return found
+        i = window.find(needle, i + 1)
+        tries += 1
+    return None
+
+
+def _walk_from(fd: int, pos: int, size: int, gz: bool) -> int | None:
+    """From a candidate record start, step over records that cannot start a range."""
+    for _ in range(16):
+        if pos >= size:
+            return None
+        if gz:
+            got = _record_head_gzip(fd, pos, size)
+            if got is None:
+                return None
+            head, member_end = got
+            info = _neutral(head)
+            if info is None:
+                return None
+            if info[0]:
+                return pos
+            if member_end < 0:
+                return None
+            pos = member_end
+        else:
+            head = os.pread(fd, 1 << 16, pos)
+            info = _neutral(head)
+            if info is None:
+                return None
+            if info[0]:
+                return pos
+            nxt = pos + head.find(b"\r\n\r\n") + 4 + info[1]
+            gap = os.pread(fd, 64, nxt)
+            stripped = gap.lstrip(b"\r\n")
+            if not stripped.startswith(b"WARC/"):
+                return None
+            pos = nxt + len(gap) - len(stripped)
+    return None
+
+
+_progress_slots: object = None
+
+
+def _init_worker(slots: object) -> None:
+    global _progress_slots
+    _progress_slots = slots
+
+
+def _index_range(
+    path: str,
+    start: int,
+    end: int,
+    slot: int,
+    options: IndexOptions,
+    fmt: str,
+    fields: tuple[str, ...] | None,
+    filename: str,
+) -> tuple[TextChunk, bool]:
+    """Worker: index ``path[start:end]``; returns the chunk and whether it is clean."""
+    from webark.cdx.formats import formatter
+
+    write = formatter(fmt, fields)  # type: ignore[arg-type]
+    n = end - start
+    mfd = os.memfd_create("webark-index-range")
+    try:
+        with open(path, "rb") as src:
+            copied = 0
+            while copied < n:
+                try:
+                    k = os.copy_file_range(src.fileno(), mfd, n - copied, start + copied)
+                except OSError:
+                    k = os.write(
+                        mfd, os.pread(src.fileno(), min(n - copied, 1 << 24), start + copied)
+                    )
+                if k <= 0:
+                    break
+                copied += k
+        fi = FileIndex(
+            f"/proc/self/fd/{mfd}", options, filename=filename, offset_base=start, display_path=path
+        )
+        lines: list[str] = []
+        append = lines.append
+        slots = _progress_slots
+        for i, line in enumerate(fi):
+            append(write(line))
+            if slots is not None and not i & 255:
+                slots[slot] = max(line.offset - start, 0)  # type: ignore[index]
+        last_offset, last_length = fi.last_offset, fi.last_length
+        problems = fi.problems
+        clean = (
+            copied == n
+            and fi.first_offset in (start, -1)
+            and not any(p.severity != "forgiven" for p in problems)
+        )
+        if clean and fi.records_read:
+            tail = end - (last_offset + last_length)
+            gz = fi.reader.compression == "gzip"
+            clean = tail == 0 if gz else 0 <= tail <= 4096
+        if slots is not None:
+            slots[slot] = n  # type: ignore[index]
+        return TextChunk(lines, problems, fi.records_read, start, end), clean
+    finally:
+        os.close(mfd)
+
+
+def index_file_text(
+    path: str | os.PathLike[str],
+    options: IndexOptions | None = None,
+    fmt: str = "cdxj",
+    *,
+    jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[TextChunk]:
+    """Index one (W)ARC file to formatted lines, in file order, with ``jobs`` processes.
+
+    Args:
+        path: the file.
+        options: :class:`IndexOptions` (default: cdxj-indexer's defaults).
+        fmt: ``cdxj``, ``cdx11``, ``cdx9`` or ``ng`` (:mod:`webark.cdx.formats`).
+        jobs: processes to use; files smaller than :data:`PARALLEL_MIN_BYTES`, ARC and
+            zstd files, and systems without ``os.memfd_create`` use one.
+        progress: called (in this process) with the bytes of the file done so far.
+
+    Yields:
+        :class:`TextChunk` s covering the file in order (several for long files even
+        with one process, so output can be written as it comes).
+
+    Raises:
+        OSError: the file cannot be read.
+
+    The lines are exactly those of ``[formatter(fmt)(l) for l in index_file(path,
+    options)]`` (see the comment above :data:`CHUNK_BYTES` for how that is ensured).
+    """
+    opts = options or IndexOptions()
+    p = os.fspath(path)
+    size = os.path.getsize(p)
+    fields = opts.output_fields
+    filename = opts.file_name(p)
+    points = None
+    if (
+        jobs > 1
+        and size >= PARALLEL_MIN_BYTES
+        and hasattr(os, "memfd_create")
+        and os.path.isdir("/proc/self/fd")
+    ):
+        parts = max(jobs, -(-size // CHUNK_BYTES))
+        parts = -(-parts // jobs) * jobs
+        points = split_points(p, parts)
+    if points is None:
+        yield from _sequential(p, opts, fmt, filename, progress, 0)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = multiprocessing.get_context("fork")
+    ranges = list(itertools.pairwise(points))
+    slots = ctx.Array("q", len(ranges), lock=False)
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(slots,)
+    ) as pool:
+        futures = [
+            pool.submit(_index_range, p, a, b, i, opts, fmt, fields, filename)
+            for i, (a, b) in enumerate(ranges)
+        ]
+        for i, fut in enumerate(futures):
+            while True:
+                try:
+                    chunk, clean = fut.result(timeout=0.1)
+                    break
+                except TimeoutError:
+                    if progress is not None:
+                        progress(sum(slots))
+                except Exception:  # a worker failed (no memfd, /proc, …): one process
+                    chunk, clean = TextChunk([], [], 0, 0, 0), False
+                    break
+            if not clean:
+                for f in futures[i + 1 :]:
+                    f.cancel()
+                yield from _sequential(p, opts, fmt, filename, progress, ranges[i][0])
+                return
+            if progress is not None:
+                progress(max(sum(slots), chunk.end))
+            yield chunk
+
+
+def _sequential(
+    path: str,
+    options: IndexOptions,
+    fmt: str,
+    filename: str,
+    progress: Callable[[int], None] | None,
+    skip_before: int,
+) -> Iterator[TextChunk]:
+    """Index ``path`` in this process; lines (and problems) of records before
+    ``skip_before`` are dropped (they were produced by clean parallel ranges)."""
+    from webark.cdx.formats import formatter
+
+    write = formatter(fmt, options.output_fields)  # type: ignore[arg-type]
+    fi = FileIndex(path, options, filename=filename)
+    lines: list[str] = []
+    start = skip_before
+    last = skip_before
+    for i, line in enumerate(fi):
+        if line.offset >= skip_before or line.offset < 0:
+            lines.append(write(line))
+        if not i & 255:
+            last = max(line.offset, last)
+            if progress is not None:
+                progress(last)
+            if len(lines) >= 65536:
+                yield TextChunk(lines, [], 0, start, last)
+                lines = []
+                start = last
+    problems = [pr for pr in fi.problems if pr.offset is None or pr.offset >= skip_before]
+    end = os.path.getsize(path)
+    if progress is not None:
+        progress(end)
+    yield TextChunk(lines, problems, fi.records_read, start, end)

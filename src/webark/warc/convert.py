@@ -7,7 +7,9 @@ per record.
   Content-Length gets the real length and ``WARC-Truncated: unspecified``.
 * ARC in: migration to WARC/1.1 that keeps all data: a new ``warcinfo`` says where the
   records came from; the ARC ``filedesc`` record (version block and XML metadata) becomes
-  a ``metadata`` record with target ``filedesc://…``; each ARC record becomes a
+  a ``resource`` record with target ``filedesc://…``; URLs with raw spaces are
+  percent-encoded (the ARC header line keeps the original); a record shorter than its ARC
+  length gets ``WARC-Truncated: unspecified``; each ARC record becomes a
   ``response`` (block starting with an HTTP status line) or a ``resource`` (anything else,
   e.g. ``dns:``), with WARC-Date, WARC-IP-Address, block and payload digests, and the
   original ARC header line in ``WARC-ARC-Header-Line`` (an extension field; readers ignore
@@ -21,6 +23,7 @@ import platform
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from webark import __version__
 from webark.core.digests import Hasher
@@ -29,8 +32,8 @@ from webark.core.timestamps import format_w3c_date
 from webark.warc.headers import WarcHeaders
 from webark.warc.payload import dechunk
 from webark.warc.reader import ArchiveReader
-from webark.warc.record import Problem, WarcRecord
-from webark.warc.serialize import codec_for, compress_member, record_bytes
+from webark.warc.record import Block, Problem, WarcRecord
+from webark.warc.serialize import codec_for, write_record
 
 
 @dataclass
@@ -49,8 +52,14 @@ def _digest(data: bytes) -> str:
     return h.label()
 
 
+def _uri(text: str) -> str:
+    """ARC URLs may hold raw spaces and other characters a WARC-Target-URI may not
+    (WARC 1.1 §5.8: an RFC 3986 URI): percent-encode them, keep everything else."""
+    return quote(text, safe="!#$%&'()*+,/:;=?@[]~-._")
+
+
 def _arc_records(src: str, records: Iterator[WarcRecord], new_id: RecordIdFactory
-                 ) -> Iterator[tuple[str, WarcHeaders, bytes]]:
+                 ) -> Iterator[tuple[str, WarcHeaders, Block]]:
     info_id = new_id()
     fields = (f"software: webark/{__version__}\r\nformat: WARC File Format 1.1\r\n"
               f"conformsTo: http://iipc.github.io/warc-specifications/specifications/"
@@ -64,29 +73,35 @@ def _arc_records(src: str, records: Iterator[WarcRecord], new_id: RecordIdFactor
                         ("WARC-Filename", os.path.basename(src)),
                         ("Content-Type", "application/warc-fields"),
                         ("Content-Length", str(len(fields)))])
-    yield "WARC/1.1", info, fields
+    yield "WARC/1.1", info, Block(fields)
     for rec in records:
         block = rec.block.read_all()
         h = rec.headers
         arc_line = h.get("ARC-Header-Line") or ""
         date = h.date_str or format_w3c_date(utc_now())
         out = WarcHeaders()
-        if rec.type == "warcinfo":  # the ARC filedesc record
-            out.add("WARC-Type", "metadata")
+        arc_mime = h.get("ARC-Content-Type") or ""
+        if "/" not in arc_mime:  # ARC writers put "-", "no-type", "html" … here
+            arc_mime = "application/octet-stream"
+        if rec.type == "warcinfo":  # the ARC filedesc record: a resource of the file
+            out.add("WARC-Type", "resource")
             out.add("WARC-Record-ID", new_id())
             out.add("WARC-Date", date)
-            out.add("WARC-Target-URI", "filedesc://" + (h.filename or ""))
-            out.add("Content-Type", h.get("ARC-Content-Type") or "text/plain")
+            out.add("WARC-Target-URI", "filedesc://" + _uri(h.filename or ""))
+            out.add("Content-Type", arc_mime if arc_mime != "application/octet-stream"
+                    else "text/plain")
         else:
             is_http = block[:5] == b"HTTP/"
             out.add("WARC-Type", "response" if is_http else "resource")
             out.add("WARC-Record-ID", new_id())
             out.add("WARC-Date", date)
-            out.add("WARC-Target-URI", rec.target_uri or "")
+            out.add("WARC-Target-URI", _uri(rec.target_uri or ""))
             if h.ip_address:
                 out.add("WARC-IP-Address", h.ip_address)
             out.add("Content-Type", "application/http;msgtype=response" if is_http
-                    else (h.get("ARC-Content-Type") or "application/octet-stream"))
+                    else arc_mime)
+            if any(p.code == "arc-length-mismatch" for p in rec.forgiven):
+                out.add("WARC-Truncated", "unspecified")
             out.add("WARC-Block-Digest", _digest(block))
             head = rec.http
             if head is not None:
@@ -99,16 +114,16 @@ def _arc_records(src: str, records: Iterator[WarcRecord], new_id: RecordIdFactor
         out.add("WARC-Warcinfo-ID", info_id)
         out.add("WARC-ARC-Header-Line", arc_line)
         out.add("Content-Length", str(len(block)))
-        yield "WARC/1.1", out, block
+        yield "WARC/1.1", out, Block(block)
 
 
-def _warc_records(records: Iterator[WarcRecord]) -> Iterator[tuple[str, WarcHeaders, bytes]]:
+def _warc_records(records: Iterator[WarcRecord]) -> Iterator[tuple[str, WarcHeaders, Block]]:
     for rec in records:
-        block = rec.block.read_all()
+        block = rec.block
         headers = rec.headers.copy()
         declared = headers.content_length
-        if declared is not None and declared != len(block):
-            headers.set("Content-Length", str(len(block)))
+        if declared is not None and declared != block.size:
+            headers.set("Content-Length", str(block.size))
             if "WARC-Truncated" not in headers:
                 headers.add("WARC-Truncated", "unspecified")
         yield rec.version, headers, block
@@ -121,11 +136,14 @@ def recompress(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     ``dst + ".open"`` and renamed when complete.
 
     Raises:
-        FileExistsError: ``dst`` exists.
+        FileExistsError: ``dst`` or ``dst.open`` exists (so the source, even when it is
+            ``dst.open`` itself, is never overwritten).
     """
     src_s, dst_s = os.fspath(src), os.fspath(dst)
-    if os.path.exists(dst_s):
-        raise FileExistsError(dst_s)
+    tmp = dst_s + ".open"
+    for taken in (dst_s, tmp):
+        if os.path.exists(taken):
+            raise FileExistsError(f"{taken} exists; nothing was written")
     reader = ArchiveReader(src_s, careful=True)
     result = RecompressResult()
 
@@ -147,13 +165,10 @@ def recompress(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     source = (_arc_records(src_s, counted(chained()), new_id) if first.is_arc
               else _warc_records(counted(chained())))
     codec = codec_for(dst_s)
-    tmp = dst_s + ".open"
-    with open(tmp, "wb") as out:
+    with open(tmp, "xb") as out:
         for version, headers, block in source:
-            data = compress_member(record_bytes(version, headers, block), codec)
-            out.write(data)
+            result.bytes_out += write_record(out, version, headers, block, codec)
             result.records_out += 1
-            result.bytes_out += len(data)
         out.flush()
         os.fsync(out.fileno())
     os.rename(tmp, dst_s)

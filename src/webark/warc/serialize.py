@@ -7,13 +7,14 @@ IIPC zstd proposal), so that every record can be read on its own at its offset.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable, Iterator
+from typing import BinaryIO, Literal
 
 import zstandard
 from isal import isal_zlib
 
 from webark.warc.headers import WarcHeaders
-from webark.warc.record import WarcRecord
+from webark.warc.record import Block, WarcRecord
 
 Codec = Literal["gzip", "zstd", "none"]
 
@@ -54,3 +55,54 @@ def codec_for(path: str) -> Codec:
 def serialize(rec: WarcRecord) -> bytes:
     """The uncompressed bytes of a WARC record (its block read into memory)."""
     return record_bytes(rec.version, rec.headers, rec.block.read_all())
+
+
+def write_record(out: BinaryIO, version: str, headers: WarcHeaders, block: Block,
+                 codec: Codec) -> int:
+    """Write one record as one member to ``out`` without holding a large block in memory
+    twice: blocks in memory go through :func:`compress_member`; spooled blocks are
+    compressed 1 MiB at a time into the same single gzip member / zstd frame (with its
+    content size). Returns the bytes written.
+    """
+    head = headers.to_bytes(version)
+    if block.in_memory:
+        data = compress_member(head + block.read_all() + b"\r\n\r\n", codec)
+        out.write(data)
+        return len(data)
+    total = len(head) + block.size + 4
+    written = 0
+    if codec == "none":
+        def emit(b: bytes) -> None:
+            nonlocal written
+            out.write(b)
+            written += len(b)
+        emit(head)
+        with block.open() as f:
+            while chunk := f.read(1 << 20):
+                emit(chunk)
+        emit(b"\r\n\r\n")
+        return written
+    comp: Callable[[bytes], bytes]
+    flush: Callable[[], bytes]
+    if codec == "gzip":
+        c = isal_zlib.compressobj(GZIP_LEVEL, isal_zlib.DEFLATED, 16 + isal_zlib.MAX_WBITS)
+        comp, flush = c.compress, c.flush
+    else:
+        z = zstandard.ZstdCompressor(level=3, write_content_size=True, write_checksum=True)
+        zc = z.compressobj(size=total)
+        comp, flush = zc.compress, zc.flush
+    for piece in _pieces(head, block):
+        data = comp(piece)
+        out.write(data)
+        written += len(data)
+    data = flush()
+    out.write(data)
+    return written + len(data)
+
+
+def _pieces(head: bytes, block: Block) -> Iterator[bytes]:
+    yield head
+    with block.open() as f:
+        while chunk := f.read(1 << 20):
+            yield chunk
+    yield b"\r\n\r\n"
