@@ -1,29 +1,61 @@
-"""Entry point of the ``webark`` command."""
+"""Entry point of the ``webark`` command.
+
+Subcommands are imported only when they run (click's lazy-group pattern), so that
+``webark warc ls`` does not pay for the web framework of ``webark serve``.
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
 
 import click
 
 from webark import __version__
-from webark.cli.warc_cmds import warc
+
+# command name -> (module, attribute, one-line help shown by `webark --help`)
+SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "warc": ("webark.cli.warc_cmds", "warc",
+             "WARC/ARC tools: ls, check, extract, recompress, repair."),
+    "index": ("webark.cli.index_cmds", "index",
+              "Index WARC/ARC files into CDXJ, CDX (11 or 9 fields) or the ng format."),
+    "collection": ("webark.cli.collection_cmds", "collection",
+                   "Create collections and add or remove WARCs (indexed incrementally)."),
+    "serve": ("webark.cli.serve_cmds", "serve",
+              "Serve collections: the CDX resolution API and Memento TimeMaps."),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A click group whose subcommands live in modules imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(SUBCOMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in SUBCOMMANDS:
+            module, attr, _ = SUBCOMMANDS[cmd_name]
+            cmd = getattr(importlib.import_module(module), attr)
+            assert isinstance(cmd, click.Command)
+            return cmd
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, SUBCOMMANDS[name][2]) for name in sorted(SUBCOMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="webark")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 def cli(verbose: int) -> None:
     """webark: crawl the web into WARC files, index them and replay them.
 
-    Start with `webark warc --help` for the WARC tools (ls, check, extract,
-    recompress, repair).
+    Run `webark COMMAND --help` for each command's options.
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-
-
-cli.add_command(warc)
 
 
 def main() -> None:
