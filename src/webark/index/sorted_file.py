@@ -20,7 +20,8 @@ How a query reads the file:
 Lookup by payload digest (:meth:`SortedCdxFile.by_digest`) needs either a full scan
 (O(file size)) or a *digest side index*: a second sorted file ``<index>.digests`` with
 lines ``sha1:BASE32 OFFSET`` (the canonical digest of every line that has one and the
-byte offset of that line in the index), built by :func:`build_digest_index` (the
+byte offset of that line in the index, 15 digits zero-padded so that the text order is
+the index order), built by :func:`build_digest_index` (the
 collection builds one for every sorted index it writes). Its first line
 ``!webark-digests 1 size=N`` records the size of the index it was built from; a side
 index whose size does not match is stale and ignored (with a warning), so a rewritten
@@ -30,15 +31,16 @@ index never returns wrong offsets.
 from __future__ import annotations
 
 import heapq
-import io
 import logging
 import os
+import re
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from webark.cdx.formats import detect_format, format_cdxj, parse_cdx, parse_line
 from webark.cdx.line import CdxLine
 from webark.index.source import IndexUnavailable, KeyRange, digest_key, in_time
 
@@ -172,6 +174,18 @@ class SortedLines:
         return h.line_at_or_after(lo)[0]
 
     @staticmethod
+    def previous_line(h: _Handle, pos: int) -> int:
+        """Start of the line before the line starting at ``pos`` (0 when ``pos`` is 0)."""
+        q = pos - 1  # the newline that ends the previous line
+        while q > 0:
+            lo = max(0, q - PROBE_SIZE)
+            i = h.read_at(lo, q - lo).rfind(b"\n")
+            if i >= 0:
+                return lo + i + 1
+            q = lo
+        return 0
+
+    @staticmethod
     def forward(h: _Handle, pos: int, end: bytes | None = None) -> Iterator[tuple[int, bytes]]:
         """``(offset, line)`` for the lines from ``pos`` (a line start) up to, not
         including, the first line ``>= end``; newline stripped, empty lines skipped."""
@@ -237,110 +251,32 @@ class SortedLines:
                 yield from self.backward(h, s, e)
 
 
-# --- CDX text <-> CdxLine -----------------------------------------------------------
-# Minimal reader/writer used until webark.cdx.formats provides the shared one (then these
-# two functions delegate to it; see the module docstring of webark.cdx.formats).
+# --- CDX text <-> CdxLine (the shared readers/writers of webark.cdx.formats) ----------
 
 
-def parse_cdx_text(text: str) -> CdxLine:
-    """One CDX line of any supported format → :class:`CdxLine`.
-
-    Delegates to :func:`webark.cdx.formats.parse_line` when that module exists, else
-    reads CDXJ (``key ts {json}``), CDX 11 (``N b a m s k r M S V g``) and CDX 9
-    (``N b a m s k r V g``).
+def parse_cdx_text(text: str, letters: Sequence[str] | None = None) -> CdxLine:
+    """One CDX line of any format :mod:`webark.cdx.formats` reads (CDXJ, CDX 11/9,
+    ng; ``letters`` are the field letters of a `` CDX …`` header, if the file has one).
 
     Raises:
         ValueError: not a CDX line in a known format.
     """
-    return _PARSE(text)
-
-
-def format_cdxj(line: CdxLine) -> str:
-    """:class:`CdxLine` → one CDXJ line (no newline), fields as pywb writes them."""
-    return _FORMAT(line)
-
-
-def _minimal_parse(text: str) -> CdxLine:
-    import json
-
-    parts = text.split(" ", 2)
-    if len(parts) == 3 and parts[2].startswith("{"):
-        d = json.loads(parts[2])
-        known = {"url", "mime", "status", "digest", "length", "offset", "filename"}
-        known |= {"redirect", "robotflags", "method"}
-        mime = str(d.get("mime", "-"))
-        return CdxLine(
-            urlkey=parts[0],
-            timestamp=parts[1],
-            url=str(d.get("url", "")),
-            mime=mime,
-            status=str(d.get("status", "-")),
-            digest=str(d.get("digest", "-")),
-            length=int(d.get("length", -1)),
-            offset=int(d.get("offset", -1)),
-            filename=str(d.get("filename", "-")),
-            redirect=str(d.get("redirect", "-")),
-            robotflags=str(d.get("robotflags", "-")),
-            record_type="revisit" if mime == "warc/revisit" else "response",
-            method=d.get("method"),
-            extra={k: v for k, v in d.items() if k not in known},
-        )
-    f = text.split(" ")
-    if len(f) == 11:
-        k, b, a, m, s, dg, r, mf, ln, off, g = f
-    elif len(f) == 9:
-        k, b, a, m, s, dg, r, off, g = f
-        mf, ln = "-", "-1"
-    else:
-        raise ValueError(f"not a CDX line ({len(f)} fields): {text[:200]!r}")
-    return CdxLine(
-        urlkey=k,
-        timestamp=b,
-        url=a,
-        mime=m,
-        status=s,
-        digest=dg,
-        redirect=r,
-        robotflags=mf,
-        length=int(ln) if ln != "-" else -1,
-        offset=int(off) if off != "-" else -1,
-        filename=g,
-        record_type="revisit" if m == "warc/revisit" else "response",
-    )
-
-
-def _minimal_format(line: CdxLine) -> str:
-    import json
-
-    d: dict[str, object] = {"url": line.url}
-    for name, value in (
-        ("mime", line.mime),
-        ("status", line.status),
-        ("digest", line.digest),
-        ("redirect", line.redirect),
-        ("robotflags", line.robotflags),
-    ):
-        if value and value != "-":
-            d[name] = value
-    if line.length >= 0:
-        d["length"] = str(line.length)
-    if line.offset >= 0:
-        d["offset"] = str(line.offset)
-    if line.filename and line.filename != "-":
-        d["filename"] = line.filename
-    if line.method:
-        d["method"] = line.method
-    d.update(line.extra)
-    return f"{line.urlkey} {line.timestamp} {json.dumps(d, ensure_ascii=False)}"
-
-
-_PARSE: Callable[[str], CdxLine] = _minimal_parse
-_FORMAT: Callable[[CdxLine], str] = _minimal_format
+    if letters is not None and detect_format(text) != "cdxj":
+        return parse_cdx(text, letters)
+    return parse_line(text)
 
 
 def _skip(raw: bytes) -> bool:
     """Header (`` CDX …``) and meta (``!…``) lines."""
     return raw[:1] in (b" ", b"!")
+
+
+def _header_letters(h: _Handle) -> list[str] | None:
+    """Field letters of a `` CDX N b a …`` first line, None when there is none."""
+    first = h.line_at(0) if h.size else b""
+    if first.startswith((b" CDX ", b"CDX ")):
+        return first.decode("ascii", "replace").split()[1:]
+    return None
 
 
 def _ts_of(raw: bytes) -> str:
@@ -373,6 +309,8 @@ class SortedCdxFile:
         self.path = os.fspath(path)
         self.lines = SortedLines(self.path)
         self.stats = self.lines.stats
+        self._letters_sig: tuple[int, int] | None = None
+        self._letters_cache: list[str] | None = None
         if digest_index == "auto":
             self.digest_index: str | None = self.path + DIGEST_SUFFIX
         else:
@@ -381,11 +319,21 @@ class SortedCdxFile:
     def __repr__(self) -> str:
         return f"SortedCdxFile({self.path!r})"
 
-    def _parse(self, raw: bytes) -> CdxLine | None:
+    def _letters(self) -> list[str] | None:
+        st = os.stat(self.path)
+        sig = (st.st_size, st.st_mtime_ns)
+        if self._letters_sig != sig:
+            with self.lines.open() as h:
+                self._letters_cache = _header_letters(h)
+            self._letters_sig = sig
+        return self._letters_cache
+
+    def _parse(self, raw: bytes, letters: list[str] | None = None) -> CdxLine | None:
         if _skip(raw):
             return None
         try:
-            return parse_cdx_text(raw.rstrip(b"\r").decode("utf-8", "surrogateescape"))
+            text = raw.rstrip(b"\r").decode("utf-8", "surrogateescape")
+            return parse_cdx_text(text, letters)
         except (ValueError, TypeError) as exc:
             log.warning("%s: skipping unreadable CDX line %r: %s", self.path, raw[:120], exc)
             return None
@@ -397,10 +345,11 @@ class SortedCdxFile:
         end = rng.end.encode("utf-8", "surrogateescape") if rng.end is not None else None
         timed = rng.from_ts is not None or rng.to_ts is not None
         try:
+            letters = self._letters()
             for raw in self.lines.range(start, end, reverse):
                 if timed and not in_time(rng, _ts_of(raw)):
                     continue
-                line = self._parse(raw)
+                line = self._parse(raw, letters)
                 if line is not None:
                     yield line
         except OSError as exc:
@@ -411,10 +360,11 @@ class SortedCdxFile:
         in the side index plus one read per match; without: a full scan of the file."""
         want = digest_key(digest)
         try:
+            letters = self._letters()
             side = self._side_index()
             if side is None:
                 for raw in self.lines.range(b"", None):
-                    line = self._parse(raw)
+                    line = self._parse(raw, letters)
                     if line is not None and digest_key(line.digest) == want:
                         yield line
                 return
@@ -424,7 +374,7 @@ class SortedCdxFile:
                 for _, raw in side.forward(sh, pos):
                     if not raw.startswith(prefix):
                         break
-                    line = self._parse(h.line_at(int(raw[len(prefix) :])))
+                    line = self._parse(h.line_at(int(raw[len(prefix) :])), letters)
                     if line is not None:
                         yield line
         except OSError as exc:
@@ -449,27 +399,45 @@ def write_sorted_cdxj(lines: Iterable[CdxLine], path: str | os.PathLike[str]) ->
     number of lines written.
     """
     texts = sorted(format_cdxj(x).encode("utf-8", "surrogateescape") for x in lines)
-    _atomic_write(path, texts)
+    atomic_write_lines(path, texts)
     return len(texts)
 
 
-def _atomic_write(path: str | os.PathLike[str], lines: Iterable[bytes]) -> None:
+def atomic_write_lines(path: str | os.PathLike[str], lines: Iterable[bytes]) -> None:
+    """Write ``lines`` (bytes without newline) to ``path`` atomically: a temporary file in
+    the same folder, fsync, rename over ``path``, fsync of the folder. A reader (or a
+    process restarted after ``kill -9``) sees the old file or the new one, never a
+    part. Raises ``OSError``."""
     path = os.fspath(path)
     d = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=d)
     try:
-        with os.fdopen(fd, "wb") as f:
-            w = io.BufferedWriter(f, 1 << 20)  # type: ignore[arg-type]
+        with os.fdopen(fd, "wb", buffering=1 << 20) as f:
             for b in lines:
-                w.write(b)
-                w.write(b"\n")
-            w.flush()
+                f.write(b)
+                f.write(b"\n")
+            f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    fsync_dir(d)
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """fsync a folder so that a rename in it is durable (no-op where unsupported)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def build_digest_index(
@@ -479,7 +447,8 @@ def build_digest_index(
     chunk_lines: int = 1_000_000,
 ) -> int:
     """Build the digest side index of a sorted CDX file (see the module docstring):
-    ``sha1:BASE32 OFFSET`` lines, sorted, after a ``!webark-digests 1 size=N`` header.
+    ``sha1:BASE32 OFFSET`` lines (offset zero-padded to 15 digits), sorted, after a
+    ``!webark-digests 1 size=N`` header.
 
     Memory is bounded by ``chunk_lines``: larger files are sorted in runs written to
     temporary files and merged (an external merge sort), so a multi-GB index works.
@@ -506,27 +475,28 @@ def build_digest_index(
     try:
         with src.open() as h:
             size = h.size
+            letters = _header_letters(h)
             for off, raw in SortedLines.forward(h, 0):
                 if _skip(raw):
                     continue
-                dg = _digest_field(raw)
+                dg = _digest_field(raw, letters)
                 if dg is None or dg == "-":
                     continue
-                batch.append(f"{digest_key(dg)} {off}".encode())
+                batch.append(f"{digest_key(dg)} {off:015d}".encode())
                 count += 1
                 if len(batch) >= chunk_lines:
                     flush()
         header = _DIGEST_MAGIC + str(size).encode()
         if not runs:
             batch.sort()
-            _atomic_write(out, [header, *batch])
+            atomic_write_lines(out, [header, *batch])
         else:
             if batch:
                 flush()
             files = [open(p, "rb") for p in runs]  # noqa: SIM115 - closed below
             try:
                 merged = (ln.rstrip(b"\n") for ln in heapq.merge(*files))
-                _atomic_write(out, _chain([header], merged))
+                atomic_write_lines(out, _chain([header], merged))
             finally:
                 for f in files:
                     f.close()
@@ -542,17 +512,24 @@ def _chain(first: list[bytes], rest: Iterable[bytes]) -> Iterator[bytes]:
     yield from rest
 
 
-def _digest_field(raw: bytes) -> str | None:
-    """The payload digest of a raw CDX line without a full parse when possible."""
-    text = raw.decode("utf-8", "surrogateescape")
-    parts = text.split(" ", 2)
-    if len(parts) == 3 and parts[2].startswith("{"):
-        try:
-            return parse_cdx_text(text).digest
-        except ValueError:
-            return None
-    f = text.split(" ")
-    return f[5] if len(f) in (9, 11) else None
+_CDXJ_DIGEST = re.compile(rb'"digest": ?"([^"\\]*)"')
+
+
+def _digest_field(raw: bytes, letters: Sequence[str] | None) -> str | None:
+    """The payload digest of a raw CDX line (without JSON parsing when possible)."""
+    text = raw.rstrip(b"\r").decode("utf-8", "surrogateescape")
+    fmt = detect_format(text)
+    if letters is None and fmt in ("cdx11", "cdx9"):
+        f = text.split(" ")
+        return f[5] if len(f) in (9, 11) else None
+    if fmt == "cdxj":
+        m = _CDXJ_DIGEST.search(raw)
+        if m is not None and raw.count(b'"digest"') == 1:
+            return m.group(1).decode("ascii", "replace")
+    try:
+        return parse_cdx_text(text, letters).digest
+    except ValueError:
+        return None
 
 
 def is_sorted_index(path: str | os.PathLike[str]) -> bool:
