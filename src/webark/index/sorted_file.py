@@ -31,6 +31,7 @@ index never returns wrong offsets.
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
 import os
 import re
@@ -320,12 +321,16 @@ class SortedCdxFile:
         return f"SortedCdxFile({self.path!r})"
 
     def _letters(self) -> list[str] | None:
-        st = os.stat(self.path)
-        sig = (st.st_size, st.st_mtime_ns)
-        if self._letters_sig != sig:
-            with self.lines.open() as h:
-                self._letters_cache = _header_letters(h)
-            self._letters_sig = sig
+        """Field letters of the file's `` CDX …`` header (cached per size and mtime)."""
+        try:
+            st = os.stat(self.path)
+            sig = (st.st_size, st.st_mtime_ns)
+            if self._letters_sig != sig:
+                with self.lines.open() as h:
+                    self._letters_cache = _header_letters(h)
+                self._letters_sig = sig
+        except OSError as exc:
+            raise IndexUnavailable(f"{self.path}: {exc}") from exc
         return self._letters_cache
 
     def _parse(self, raw: bytes, letters: list[str] | None = None) -> CdxLine | None:
@@ -341,17 +346,33 @@ class SortedCdxFile:
     def scan(self, rng: KeyRange, reverse: bool = False) -> Iterator[CdxLine]:
         """See :meth:`IndexSource.scan`. About ``log2(size/4096)`` block reads to find
         the range, then sequential chunked reads of the matching lines only."""
+        raws = self.scan_raw(rng, reverse)
+        first = next(raws, None)  # opens the file (IndexUnavailable) before the header
+        if first is None:
+            return
+        letters = self._letters()
+        for raw in itertools.chain((first,), raws):
+            line = self._parse(raw, letters)
+            if line is not None:
+                yield line
+
+    def scan_raw(self, rng: KeyRange, reverse: bool = False) -> Iterator[bytes]:
+        """Like :meth:`scan`, but the index lines themselves (bytes, without line end
+        or ``\\r``, in the file's own format), unparsed: header and ``!`` meta lines
+        skipped, ``from_ts``/``to_ts`` applied. For callers that copy lines through
+        (the resolution API's fast path for CDXJ files).
+
+        Raises:
+            IndexUnavailable: the file cannot be read.
+        """
         start = rng.start.encode("utf-8", "surrogateescape")
         end = rng.end.encode("utf-8", "surrogateescape") if rng.end is not None else None
         timed = rng.from_ts is not None or rng.to_ts is not None
         try:
-            letters = self._letters()
             for raw in self.lines.range(start, end, reverse):
-                if timed and not in_time(rng, _ts_of(raw)):
+                if _skip(raw) or (timed and not in_time(rng, _ts_of(raw))):
                     continue
-                line = self._parse(raw, letters)
-                if line is not None:
-                    yield line
+                yield raw[:-1] if raw.endswith(b"\r") else raw
         except OSError as exc:
             raise IndexUnavailable(f"{self.path}: {exc}") from exc
 

@@ -1,0 +1,235 @@
+"""``webark collection …``: make collections, add and remove WARCs, list, locate, query.
+
+The work is done by :class:`webark.index.collection.Collection`; this module parses
+arguments and draws progress (rich) on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+from webark.index.collection import Collection, CollectionError
+from webark.index.source import IndexUnavailable, key_range
+
+err = Console(stderr=True, highlight=False)
+
+
+def _open(path: str) -> Collection:
+    try:
+        return Collection.open(path)
+    except CollectionError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@click.group()
+def collection() -> None:
+    """Collections: a folder with warcs/, indexes/ and collection.toml.
+
+    \b
+    webark collection init archive/demo
+    webark collection add archive/demo crawl-*.warc.gz
+    webark collection query archive/demo 'example.com/*'
+    """
+
+
+@collection.command("init")
+@click.argument("path", type=click.Path(file_okay=False))
+@click.option(
+    "--store",
+    type=click.Choice(["sqlite", "cdxj"]),
+    default="sqlite",
+    show_default=True,
+    help="Index store: one SQLite database, or one sorted "
+    "CDXJ per WARC (with a digest side index).",
+)
+@click.option(
+    "--compat",
+    type=click.Choice(["cdxj-indexer", "pywb"]),
+    default="cdxj-indexer",
+    show_default=True,
+    help="Indexer flavour (which records, which fields).",
+)
+@click.option(
+    "--add-mode",
+    type=click.Choice(["copy", "link", "in-place"]),
+    default="copy",
+    show_default=True,
+    help="Default of `collection add`.",
+)
+def init_cmd(path: str, store: str, compat: str, add_mode: str) -> None:
+    """Create a collection at PATH (DIR/NAME)."""
+    try:
+        coll = Collection.init(path, store=store, compat=compat, add_mode=add_mode)  # type: ignore[arg-type]
+    except CollectionError as exc:
+        raise click.ClickException(str(exc)) from exc
+    err.print(f"created collection [bold]{coll.config.name}[/] at {coll.root}")
+
+
+@collection.command("add")
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.argument("warcs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--copy", "mode", flag_value="copy", help="Copy into warcs/ (default).")
+@click.option("--link", "mode", flag_value="link", help="Symlink into warcs/ instead.")
+@click.option(
+    "--in-place",
+    "mode",
+    flag_value="in-place",
+    help="Leave the WARC where it is; record its path in locations.loc.",
+)
+@click.option("--reindex", is_flag=True, help="Index again WARCs already indexed.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def add_cmd(
+    path: str, warcs: tuple[str, ...], mode: str | None, reindex: bool, no_progress: bool
+) -> None:
+    """Add WARCS to the collection at PATH and index them (one transaction per WARC).
+
+    Exit status 1 when a WARC could not be added."""
+    coll = _open(path)
+    total = sum(os.path.getsize(w) for w in warcs)
+    failed = 0
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=no_progress or not err.is_terminal,
+    ) as bar:
+        task = bar.add_task("indexing", total=total)
+        base = 0
+        last = 0.0
+
+        def progress(name: str, done: int, size: int) -> None:
+            nonlocal last
+            now = time.monotonic()
+            if done < size and now - last < 0.1:
+                return
+            last = now
+            bar.update(task, completed=base + done, description=name)
+
+        try:
+            results = coll.add(warcs, mode, reindex=reindex, progress=progress)  # type: ignore[arg-type]
+            for warc_path, res in zip(warcs, results, strict=True):
+                base += os.path.getsize(warc_path)
+                bar.update(task, completed=base)
+                if res.status == "failed":
+                    failed += 1
+                    bar.console.print(f"[red]failed[/] {res.name}: {res.message}")
+                elif res.status == "skipped":
+                    bar.console.print(f"[yellow]skipped[/] {res.name}: {res.message}")
+                else:
+                    note = f", {res.problems} problems (webark warc check)" if res.problems else ""
+                    bar.console.print(f"[green]indexed[/] {res.name}: {res.lines} lines{note}")
+        except IndexUnavailable as exc:
+            raise click.ClickException(f"index not writable: {exc}") from exc
+        finally:
+            coll.close()
+    sys.exit(1 if failed else 0)
+
+
+@collection.command("remove")
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.argument("warcs", nargs=-1, required=True)
+@click.option(
+    "--delete", is_flag=True, help="Also delete the collection's copy or symlink in warcs/."
+)
+def remove_cmd(path: str, warcs: tuple[str, ...], delete: bool) -> None:
+    """Remove WARCS (file names) from the index of the collection at PATH."""
+    coll = _open(path)
+    try:
+        for r in coll.remove(warcs, delete=delete):
+            if r.status == "removed":
+                gone = " (file deleted)" if r.deleted else ""
+                err.print(f"removed {r.name}: {r.lines} lines{gone}")
+            else:
+                err.print(f"[yellow]not indexed[/] {r.name}")
+    except IndexUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        coll.close()
+
+
+@collection.command("ls")
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+def ls_cmd(path: str) -> None:
+    """List indexed WARCs (name, lines, size, when) and WARCs in warcs/ not indexed."""
+    coll = _open(path)
+    try:
+        for f in coll.indexed():
+            size = "-" if f.size is None else str(f.size)
+            click.echo(f"{f.name}\t{f.lines}\t{size}\t{f.indexed_at}")
+        for name in coll.unindexed_warcs():
+            click.echo(f"{name}\tnot-indexed")
+    finally:
+        coll.close()
+
+
+@collection.command("locate")
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.argument("warc")
+@click.argument("location", required=False)
+def locate_cmd(path: str, warc: str, location: str | None) -> None:
+    """Show where WARC is read from, or record its new LOCATION (path or URL) in
+    locations.loc (after moving it; no re-indexing)."""
+    coll = _open(path)
+    if location is not None:
+        coll.locate(warc, location)
+    for c in coll.resolver().candidates(warc):
+        click.echo(c)
+
+
+@collection.command("query")
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.argument("url")
+@click.option(
+    "--match-type",
+    type=click.Choice(["exact", "prefix", "host", "domain"]),
+    help="Default: exact, or from the wildcards *.example.com / example.com/*.",
+)
+@click.option("--from", "from_ts", help="1-14 digit timestamp (inclusive).")
+@click.option("--to", "to_ts", help="1-14 digit timestamp (inclusive).")
+@click.option("--reverse", is_flag=True)
+@click.option("--limit", type=int, default=0, help="At most this many lines (0: all).")
+@click.option("--output", type=click.Choice(["cdxj", "cdx11"]), default="cdxj", show_default=True)
+def query_cmd(
+    path: str,
+    url: str,
+    match_type: str | None,
+    from_ts: str | None,
+    to_ts: str | None,
+    reverse: bool,
+    limit: int,
+    output: str,
+) -> None:
+    """Print the index lines of URL in the collection at PATH (all its indexes merged)."""
+    from webark.cdx.formats import format_cdx11, format_cdxj
+
+    fmt = format_cdxj if output == "cdxj" else format_cdx11
+    coll = _open(path)
+    try:
+        rng = key_range(url, match_type, from_ts, to_ts)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    try:
+        for n, line in enumerate(coll.source().scan(rng, reverse), 1):
+            click.echo(fmt(line))
+            if limit and n >= limit:
+                break
+    except IndexUnavailable as exc:
+        raise click.ClickException(f"index unavailable: {exc}") from exc
+    finally:
+        coll.close()
