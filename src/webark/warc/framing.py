@@ -28,6 +28,19 @@ MAX_HEADER_BYTES = 1 << 20
 """A WARC header larger than this (bytes) is treated as garbage."""
 
 
+def _decode(raw: bytes, not_utf8: list[bytes]) -> str:
+    """Header bytes as text: UTF-8, or (appending ``raw`` to ``not_utf8``) with the bytes
+    that are not UTF-8 kept as surrogate escapes, so that ``WarcHeaders.to_bytes`` writes
+    them back unchanged (never U+FFFD)."""
+    if raw.isascii():
+        return raw.decode("ascii")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        not_utf8.append(raw)
+        return raw.decode("utf-8", "surrogateescape")
+
+
 class CarefulReader:
     """Iterate the WARC records of one file, checking framing.
 
@@ -50,13 +63,14 @@ class CarefulReader:
         self.not_seekable = False
         self.misaligned = False
 
-    def _stream_problem(self, code: str, message: str, offset: int | None) -> None:
+    def _stream_problem(self, code: str, message: str, offset: int | None,
+                        severity: Severity = "error", between_records: bool = False) -> None:
         # A stream problem found while a record is being read belongs to that record;
-        # one found between records (a corrupt member dropped whole, garbage skipped)
-        # is a file-level problem only.
-        p = Problem("error", code, message, self.path, offset)
+        # one found between records (a corrupt member dropped whole, garbage skipped,
+        # NUL bytes between members) is a file-level problem only.
+        p = Problem(severity, code, message, self.path, offset)
         self.problems.append(p)
-        if self._current is not None:
+        if self._current is not None and not between_records:
             self._current.append(p)
 
     def _report(self, severity: Severity, code: str, message: str, offset: int | None,
@@ -184,6 +198,7 @@ class CarefulReader:
         lf_only = not first.endswith(b"\r\n")
         folded = False
         fields: list[tuple[str, str]] = []
+        not_utf8: list[bytes] = []
         total = len(first)
         while True:
             if _RESYNC_RE.match(s.peek(16)):
@@ -218,7 +233,7 @@ class CarefulReader:
             text = line.rstrip(b"\r\n")
             if text[:1] in (b" ", b"\t") and fields:
                 folded_name, folded_value = fields[-1]
-                more = text.strip().decode("utf-8", "replace")
+                more = _decode(text.strip(), not_utf8)
                 fields[-1] = (folded_name, f"{folded_value} {more}" if folded_value else more)
                 folded = True
                 continue
@@ -229,8 +244,13 @@ class CarefulReader:
                 if name.startswith(b"WARC/") or b"HTTP/" in name:
                     return None
                 continue
-            fields.append((name.strip().decode("utf-8", "replace"),
-                           value.strip().decode("utf-8", "replace")))
+            fields.append((_decode(name.strip(), not_utf8), _decode(value.strip(), not_utf8)))
+        if not_utf8:
+            shown = ", ".join(repr(b[:60]) for b in not_utf8[:3])
+            self._report("forgiven", "non-utf8-field-value",
+                         f"WARC header bytes that are not UTF-8 (WARC 1.1 §4: fields are "
+                         f"UTF-8): {shown}; kept as they are (surrogate escapes)",
+                         offset, mine)
         if odd_eol:
             self._report("forgiven", "cr-cr-lf-line-endings",
                          "WARC header lines end with CR CR LF", offset, mine)

@@ -7,6 +7,7 @@ while lookups ignore case.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
@@ -27,6 +28,13 @@ STANDARD_FIELDS = (
 """WARC 1.1 §5 field names in their canonical spelling."""
 
 _CANONICAL = {n.lower(): n for n in STANDARD_FIELDS}
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+"""A byte that was not UTF-8, kept by ``surrogateescape`` decoding."""
+
+
+def _percent_encode(m: re.Match[str]) -> str:
+    return f"%{ord(m.group()) - 0xDC00:02X}"
 
 
 def canonical_name(name: str) -> str:
@@ -120,9 +128,12 @@ class WarcHeaders:
         return WarcHeaders(self.fields)
 
     def to_bytes(self, version: str = "WARC/1.1") -> bytes:
-        """Serialize as version line + fields + empty line, CRLF endings (WARC 1.1 §4)."""
+        """Serialize as version line + fields + empty line, CRLF endings (WARC 1.1 §4).
+
+        Text is written as UTF-8; bytes that were not UTF-8 in the file they were read
+        from (kept by the reader as surrogate escapes) are written back unchanged."""
         lines = [version] + [f"{n}: {v}" for n, v in self.fields]
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8", "surrogateescape")
 
     # -- typed standard fields ------------------------------------------------------
     @property
@@ -136,13 +147,17 @@ class WarcHeaders:
 
     @property
     def target_uri(self) -> str | None:
-        """WARC-Target-URI with the ``<…>`` that wget 1.14–1.19 wrote stripped."""
+        """WARC-Target-URI with the ``<…>`` that wget 1.14–1.19 wrote stripped, and bytes
+        that are not UTF-8 (surrogate escapes, see :meth:`to_bytes`) percent-encoded:
+        ``caf\\xe9`` → ``caf%E9``, the URI a browser would have sent for them."""
         v = self.get("WARC-Target-URI")
         if v is None:
             return None
         v = v.strip()
         if len(v) > 1 and v[0] == "<" and v[-1] == ">":
             v = v[1:-1]
+        if not v.isascii():
+            v = _ESCAPED_BYTE.sub(_percent_encode, v)
         return v
 
     @property

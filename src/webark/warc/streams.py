@@ -13,9 +13,11 @@ import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, Protocol
 
 import zstandard
+
+from webark.warc.record import Severity
 
 Compression = Literal["none", "gzip", "zstd"]
 
@@ -74,8 +76,15 @@ class Member:
     ws_done: bool = False
 
 
-ProblemSink = Callable[[str, str, int | None], None]
-"""``sink(code, message, offset)`` receives stream-level errors (bad gzip member …)."""
+class ProblemSink(Protocol):
+    """``sink(code, message, offset, severity="error", between_records=False)`` receives
+    stream-level problems (bad gzip member, NUL bytes between members …);
+    ``between_records`` marks those that belong to no record (the careful reader then
+    reports them at file level). The stream passes every argument by position, so
+    ``lambda *a: None`` is a valid sink."""
+
+    def __call__(self, code: str, message: str, offset: int | None,
+                 severity: Severity = "error", between_records: bool = False) -> None: ...
 
 
 class LogicalStream:
@@ -103,6 +112,7 @@ class LogicalStream:
         self._dec: object | None = None
         self._eof = False
         self._zdict: zstandard.ZstdCompressionDict | None = None
+        self._nul_start = -1  # file offset where a run of NUL bytes between members began
         if compression == "none":
             self.members.append(Member(base, 0))
 
@@ -162,15 +172,20 @@ class LogicalStream:
                                      f"{self.compression} member ends before its end marker",
                                      m.c_start)
                     m.c_end, m.u_end = self._cpos, self._upos_read
+                self._end_nul_run(at_eof=True)
                 self._eof = True
                 return False
             if self._dec is None:
-                # start of a member: skip zero padding / detect dictionary frames
-                stripped = chunk.lstrip(b"\x00") if self.compression == "gzip" else chunk
-                self._cpos += len(chunk) - len(stripped)
-                chunk = stripped
-                if not chunk:
-                    continue
+                # start of a member: skip NUL bytes (reported) / detect dictionary frames
+                stripped = chunk.lstrip(b"\x00")
+                if len(stripped) != len(chunk):
+                    if self._nul_start < 0:
+                        self._nul_start = self._cpos
+                    self._cpos += len(chunk) - len(stripped)
+                    chunk = stripped
+                    if not chunk:
+                        continue
+                self._end_nul_run(at_eof=False)
                 if self.compression == "zstd" and len(chunk) >= 8:
                     magic = struct.unpack("<I", chunk[:4])[0]
                     if (magic & 0xFFFFFFF0) == 0x184D2A50:
@@ -232,6 +247,25 @@ class LogicalStream:
             self._cpos += len(chunk)
             if out:
                 return True
+
+    def _end_nul_run(self, at_eof: bool) -> None:
+        """Report the run of NUL bytes that ends at ``_cpos``, if any: an error when more
+        data follows (a zeroed stretch of the file: disk or tape damage, a record lost),
+        a warning when it only pads the end of the file."""
+        start, self._nul_start = self._nul_start, -1
+        if start < 0:
+            return
+        n = self._cpos - start
+        if at_eof:
+            self._on_problem("nul-padding",
+                             f"{n} NUL bytes at {start}-{self._cpos} pad the end of the "
+                             "file", start, "warning", True)
+        else:
+            where = "between" if self.members else "before the first"
+            self._on_problem("nul-bytes",
+                             f"{n} NUL bytes at {start}-{self._cpos} {where} "
+                             f"{self.compression} members, data follows: a zeroed stretch "
+                             "of the file (records there are lost)", start, "error", True)
 
     def use_dictionary(self, data: bytes) -> None:
         """Decompress zstd frames with this dictionary (the content of a 0x184D2A5D
