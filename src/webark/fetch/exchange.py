@@ -1,0 +1,141 @@
+"""The result of one HTTP fetch: :class:`Exchange`, with the exact bytes sent and
+received, what was parsed from them, timing, truncation and failure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from webark.fetch.codes import FetchFailure
+from webark.fetch.records import exchange_records
+from webark.warc.builders import MetadataFields, Original, RecordBuilder
+from webark.warc.record import Block, WarcRecord
+
+Truncation = Literal["length", "time"]
+"""Why a kept capture is incomplete: ``"length"`` (max size) or ``"time"`` (total timeout);
+the ``WARC-Truncated`` values of WARC 1.1 §5.13."""
+
+_ANNOTATIONS: dict[str, str] = {"length": "lenTrunc", "time": "timeTrunc"}
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One HTTP request and its response, as they went over the wire.
+
+    A successful exchange (``error is None``) has a response head; its ``response``
+    block holds the bytes received exactly (status line, header fields with their case,
+    order and folding, the body with any chunk framing), cut short only when
+    ``truncated`` says so. A failed exchange has ``status`` < 0 and ``error`` set; its
+    ``response`` holds whatever arrived before the failure (for diagnosis, not for WARCs).
+
+    Attributes:
+        url: the URL fetched, as given.
+        ip_address: the server address connected to (None if no connection was made).
+        request: the request bytes as sent (request line, headers, body).
+        response: the response bytes as received: in memory, or in a temporary file
+            when larger than ``FetchLimits.spool_threshold``. Interim 1xx responses are
+            not part of it (see ``informational``).
+        status: the crawl.log status: the HTTP status code, or the negative Heritrix
+            code of the failure (:mod:`webark.fetch.codes`).
+        started: when the fetch began (aware UTC datetime): WARC-Date of the records,
+            crawl.log fetch-begin time.
+        duration_ms: milliseconds from the start until the response was read (or the
+            fetch failed): crawl.log duration, metadata ``fetchTimeMs``.
+        http_status: status code of the response head, None if no head was received.
+        reason: the reason phrase, decoded from ISO-8859-1.
+        http_version: the protocol version of the response, e.g. ``"1.1"``.
+        headers: the response header fields as ``(name, value)``: names with the case
+            the server sent, values ISO-8859-1-decoded, obs-folded lines joined.
+        head_length: bytes of the response head (status line, fields and blank line).
+        payload_digest: digest label of the payload (the body with the transfer-coding
+            removed and the content-coding kept), e.g. ``sha1:…``; None when failed.
+        payload_size: bytes of that payload.
+        truncated: ``"length"`` or ``"time"`` when the capture is cut short, else None.
+        error: why the fetch failed, None when it succeeded.
+        informational: the raw bytes of interim 1xx responses (e.g. ``103 Early
+            Hints``) that preceded the final response; usually empty.
+        connection_reused: whether a kept-alive connection was used.
+    """
+
+    url: str
+    ip_address: str | None
+    request: bytes
+    response: Block
+    status: int
+    started: datetime
+    duration_ms: int
+    http_status: int | None = None
+    reason: str = ""
+    http_version: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    head_length: int = 0
+    payload_digest: str | None = None
+    payload_size: int = 0
+    truncated: Truncation | None = None
+    error: FetchFailure | None = None
+    informational: bytes = b""
+    connection_reused: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when a response was received (any HTTP status, possibly truncated)."""
+        return self.error is None
+
+    @property
+    def response_bytes(self) -> bytes:
+        """The response bytes in memory (avoid for spooled, very large responses)."""
+        return self.response.read_all()
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """First value of response header ``name`` (case-insensitive)."""
+        low = name.lower()
+        for n, v in self.headers:
+            if n.lower() == low:
+                return v
+        return default
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of response header ``name`` (case-insensitive), in order."""
+        low = name.lower()
+        return [v for n, v in self.headers if n.lower() == low]
+
+    @property
+    def content_type(self) -> str | None:
+        """The Content-Type header value, as sent."""
+        return self.header("Content-Type")
+
+    @property
+    def mime(self) -> str | None:
+        """The media type without parameters, lowercased (crawl.log MIME field)."""
+        ct = self.content_type
+        return ct.split(";", 1)[0].strip().lower() if ct else None
+
+    @property
+    def annotations(self) -> tuple[str, ...]:
+        """crawl.log annotations of this fetch: ``lenTrunc`` / ``timeTrunc`` for a
+        truncated capture, ``err=KIND`` for a failure."""
+        out: list[str] = []
+        if self.truncated:
+            out.append(_ANNOTATIONS[self.truncated])
+        if self.error is not None:
+            out.append(f"err={self.error.kind}")
+        return tuple(out)
+
+    def to_records(
+        self,
+        builder: RecordBuilder,
+        metadata: MetadataFields | None = None,
+        original: Original | None = None,
+        *,
+        extra_fields: Sequence[tuple[str, str]] = (),
+    ) -> tuple[WarcRecord, ...]:
+        """The WARC records of this capture (see :func:`webark.fetch.records.exchange_records`):
+        response — or revisit when ``original`` is given —, request, then metadata.
+
+        Raises:
+            FetchError: the fetch failed (no response to record).
+            InvalidRecordError: as :meth:`RecordBuilder.revisit`.
+        """
+        return exchange_records(self, builder, metadata, original, extra_fields=extra_fields)
