@@ -7,14 +7,10 @@ not there, ``$WEBARK_CORPUS`` names it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-_BESIDE = REPO.parent / "shared" / "corpus"
-CORPUS = _BESIDE if _BESIDE.is_dir() else Path(os.environ.get("WEBARK_CORPUS", _BESIDE))
+from corpus_location import CORPUS
 
 
 @pytest.fixture(scope="session")

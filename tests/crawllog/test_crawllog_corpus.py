@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS
+from corpus_location import CORPUS
 from webark.crawllog import (
     CrawlLogError,
     CrawlLogLine,

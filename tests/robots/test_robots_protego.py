@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import CORPUS
+from corpus_location import CORPUS
 from webark.robots import RobotsPolicy
 
 FACTS: list[dict[str, Any]] = json.loads(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS
+from corpus_location import CORPUS
 from webark.robots import RobotsPolicy
 
 REAL = CORPUS / "robots" / "protego-real-world"

@@ -26,7 +26,7 @@ import surt
 import surt.GoogleURLCanonicalizer as google_canonicalizer
 
 # as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
-from conftest import CORPUS
+from corpus_location import CORPUS
 from webark.url import cdx_key
 
 OPTIONS: list[dict[str, bool]] = [

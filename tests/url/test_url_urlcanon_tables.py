@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 # as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
-from conftest import CORPUS
+from corpus_location import CORPUS
 from webark.url import (
     InvalidURLError,
     alpha_reorder_query,

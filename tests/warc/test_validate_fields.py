@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS
+from corpus_location import CORPUS
 from webark.warc.headers import WarcHeaders
 from webark.warc.validate_fields import CODES, KNOWN_PROFILES, field_problems, field_warnings
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from fastwarc.warc import ArchiveIterator
 
-from conftest import CORPUS
+from corpus_location import CORPUS
 from webark.warc.builders import Original, RecordBuilder, WarcinfoFields
 from webark.warc.headers import WarcHeaders
 from webark.warc.record import Block, WarcRecord

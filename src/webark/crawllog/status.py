@@ -60,6 +60,36 @@ class StatusInfo(NamedTuple):
     meaning: str
 
 
+# Named constants, as in Heritrix (webark.fetch and the crawler use these).
+S_DNS_SUCCESS: Final = 1
+S_UNATTEMPTED: Final = 0
+S_DOMAIN_UNRESOLVABLE: Final = -1
+S_CONNECT_FAILED: Final = -2
+S_CONNECT_LOST: Final = -3
+S_TIMEOUT: Final = -4
+S_RUNTIME_EXCEPTION: Final = -5
+S_DOMAIN_PREREQUISITE_FAILURE: Final = -6
+S_UNFETCHABLE_URI: Final = -7
+S_TOO_MANY_RETRIES: Final = -8
+S_DEFERRED: Final = -50
+S_UNQUEUEABLE: Final = -60
+S_ROBOTS_PREREQUISITE_FAILURE: Final = -61
+S_OTHER_PREREQUISITE_FAILURE: Final = -62
+S_PREREQUISITE_UNSCHEDULABLE_FAILURE: Final = -63
+S_DEEMED_NOT_FOUND: Final = -404
+S_SERIOUS_ERROR: Final = -3000
+S_DEEMED_CHAFF: Final = -4000
+S_TOO_MANY_LINK_HOPS: Final = -4001
+S_TOO_MANY_EMBED_HOPS: Final = -4002
+S_OUT_OF_SCOPE: Final = -5000
+S_BLOCKED_BY_USER: Final = -5001
+S_BLOCKED_BY_CUSTOM_PROCESSOR: Final = -5002
+S_BLOCKED_BY_QUOTA: Final = -5003
+S_BLOCKED_BY_RUNTIME_LIMIT: Final = -5004
+S_DELETED_BY_USER: Final = -6000
+S_PROCESSING_THREAD_KILLED: Final = -7000
+S_ROBOTS_PRECLUDED: Final = -9998
+
 HERITRIX_STATUS: Final[dict[int, StatusInfo]] = {
     1: StatusInfo("S_DNS_SUCCESS", "DNS lookup succeeded"),
     0: StatusInfo("S_UNATTEMPTED", "never tried"),
