@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Literal
 
 from webark import __version__
-from webark.core.digests import Hasher, same_digest
+from webark.core.digests import Digest, Hasher, normalize_algorithm, same_digest
 from webark.core.errors import InvalidRecordError
 from webark.core.ids import Clock, RecordIdFactory, new_record_id, utc_now
 from webark.core.timestamps import format_w3c_date
@@ -236,28 +236,24 @@ class RecordBuilder:
         return format_w3c_date(date if date is not None else self.clock(), precision)
 
     def _digest(self, block: Block) -> str:
-        h = Hasher(self.digest_algorithm)
-        if block.in_memory:
-            h.update(block.read_all())
-        else:
-            with block.open() as f:
-                while piece := f.read(1 << 20):
-                    h.update(piece)
-        return h.label()
+        """Block digest label; the block remembers the digest, so the writer's check of
+        it costs nothing (:meth:`Block.digest`)."""
+        return Digest(self._algorithm, block.digest(self._algorithm)).label()
+
+    @property
+    def _algorithm(self) -> str:
+        return normalize_algorithm(self.digest_algorithm)
 
     def _payload_digest(self, rtype: str, block: Block, content_type: str) -> str | None:
-        """Digest of the HTTP entity body with chunking removed; None when the block holds
-        no HTTP message (e.g. an empty block)."""
+        """Digest of the HTTP entity body with chunking removed (the body as is when it
+        is not validly chunked); None when the block holds no HTTP message (e.g. an empty
+        block). Hashed in place, without copying the body."""
         probe = WarcRecord(
             WarcHeaders([("WARC-Type", rtype), ("Content-Type", content_type)]), block
         )
         if probe.http is None:
             return None
-        h = Hasher(self.digest_algorithm)
-        with probe.payload_stream() as f:
-            while piece := f.read(1 << 20):
-                h.update(piece)
-        return h.label()
+        return Digest(self._algorithm, probe.payload_digests(self._algorithm)[0][1]).label()
 
     def _record(
         self,

@@ -110,6 +110,9 @@ class CarefulReader:
                         "a compressed member starts with the end of the previous record "
                         "(member boundaries do not match record boundaries); offsets still "
                         "work; fix with `webark warc recompress`", offset, mine)
+            if self.compression == "none" and c == b"\x00":
+                self._skip_nul_run(offset)
+                continue
             if s.peek(5).upper() != b"WARC/":
                 self._report("error", "not-a-record",
                              f"expected a WARC version line, found {s.peek(24)!r}; "
@@ -180,6 +183,30 @@ class CarefulReader:
             if not end_ok:
                 self._resync()
             s.forget_before(end)
+
+    def _skip_nul_run(self, offset: int) -> None:
+        """Skip NUL bytes between the records of an uncompressed file and report them as
+        the compressed streams do (:mod:`webark.warc.streams`): an error when data
+        follows (a zeroed stretch), a warning when they only pad the end of the file."""
+        s = self.stream
+        n = 0
+        while True:
+            chunk = s.peek(1 << 16)
+            rest = chunk.lstrip(b"\x00")
+            if len(rest) != len(chunk):
+                s.read(len(chunk) - len(rest))
+                n += len(chunk) - len(rest)
+            if rest or not chunk:
+                break
+        if s.peek(1):
+            self._report("error", "nul-bytes",
+                         f"{n} NUL bytes at {offset}-{offset + n} between records, data "
+                         "follows: a zeroed stretch of the file (records there are lost)",
+                         offset)
+        else:
+            self._report("warning", "nul-padding",
+                         f"{n} NUL bytes at {offset}-{offset + n} pad the end of the file",
+                         offset)
 
     def _read_header(self, offset: int, mine: list[Problem]
                      ) -> tuple[str, list[tuple[str, str]], bool, bool] | None:

@@ -39,7 +39,6 @@ from webark.warc.streams import (
     zstd_dictionary,
 )
 
-
 _HEAD_PROBE = 1 << 16
 """Bytes read at the start of a file to detect its compression (past NUL bytes)."""
 
@@ -177,7 +176,7 @@ class ArchiveReader:
             # fastwarc turns header bytes that are not UTF-8 into U+FFFD: leave such
             # records to the careful reader, which keeps the bytes and reports them
             # (uncompressed files: checked on the raw header in head_length below)
-            if False:
+            if gz and not (raw := hdr.__getstate__()[0]).isascii() and not _utf8_ok(raw):
                 handover = pos
                 prev = None
                 break
@@ -306,7 +305,7 @@ class _FileView:
         crlf = head.count(b"\r\n")
         if head.count(b"\n") != crlf or head.count(b"\r") != crlf:
             return None
-        if b"\r\n " in head or b"\r\n\t" in head:
+        if b"\r\n " in head or b"\r\n\t" in head or not (head.isascii() or _utf8_ok(head)):
             return None
         return i - pos + 4
 

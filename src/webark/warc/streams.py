@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO, Literal, Protocol
 

@@ -23,12 +23,15 @@ Files (DESIGN.md "Formats → WARC", Heritrix 3 and warcprox behaviour):
   media (:func:`is_already_compressed`) go to a second series of uncompressed ``.warc``
   files, with their own warcinfo, so replay can seek for range requests.
 
-Crash safety: the records of one ``write()`` call are serialized and compressed in
-memory, then written with one ``os.write`` loop (no user-space buffer to flush), so a
-process killed at any moment leaves every record of earlier calls complete and readable;
-only the last record can be cut short. With ``fsync=True`` each write is also forced to
-disk (survives a power cut). Blocks spooled to disk (over 16 MiB) are compressed into a
-temporary file first and copied in 1 MiB writes.
+Crash safety: the records of one ``write()`` call are serialized and compressed first,
+then written with ``os.write`` loops (no user-space buffer to flush), so a process killed
+at any moment leaves every record of earlier calls complete and readable; only the last
+record can be cut short. With ``fsync=True`` each write is also forced to disk (survives a
+power cut). Memory: a group under 1 MiB is compressed in memory and written with one
+``os.write`` loop; a larger block is compressed 1 MiB at a time from a view of the block
+(or reads of a block spooled to disk), its output kept in memory up to 16 MiB and then in
+a temporary file, and written piece by piece (an uncompressed one straight from the
+block): writing an N-byte block costs about min(N, 16 MiB) of extra memory.
 """
 
 from __future__ import annotations
@@ -50,10 +53,11 @@ from isal import isal_zlib
 
 from webark.core.errors import InvalidRecordError, WebarkError
 from webark.warc.builders import RecordBuilder, WarcinfoFields
+from webark.warc.check import check_block_digest, check_payload_digest
 from webark.warc.headers import WarcHeaders
-from webark.warc.record import WarcRecord
+from webark.warc.record import SPOOL_LIMIT, WarcRecord
 from webark.warc.serialize import GZIP_LEVEL, Codec, compress_member, serialize
-from webark.warc.validate_fields import field_problems
+from webark.warc.validate_fields import KNOWN_PROFILES, field_problems
 
 EXTENSIONS: dict[str, str] = {"gzip": ".warc.gz", "zstd": ".warc.zst", "none": ".warc"}
 DEFAULT_TEMPLATE = "{prefix}-{timestamp17}-{serial:05d}-{pid}~{host}~{port}{ext}"
@@ -135,7 +139,13 @@ def is_already_compressed(media_type: str | None) -> bool:
     )
 
 
-def _check(record: WarcRecord) -> None:
+def _check(record: WarcRecord, allow_unknown_profile: bool = False) -> None:
+    """Raise InvalidRecordError for a record that would make the file invalid: field
+    rules, Content-Length against the block, a revisit profile outside
+    :data:`~webark.warc.validate_fields.KNOWN_PROFILES` (unless allowed), an ``application/http``
+    request or response whose block is not an HTTP message, and supplied digests that do
+    not match (checked as ``webark warc check`` does; builder records remember their
+    digests, so this costs no second hashing for them)."""
     problems = field_problems(record.version, record.headers)
     declared = record.headers.get("Content-Length")
     if declared is not None and declared.strip().isdigit() and int(declared) != record.block.size:
@@ -145,6 +155,41 @@ def _check(record: WarcRecord) -> None:
                 f"Content-Length {declared.strip()} but the block has {record.block.size} bytes",
             )
         )
+    rtype = record.type
+    profile = (record.headers.profile or "").strip()
+    if rtype == "revisit" and profile and profile not in KNOWN_PROFILES and not (
+        allow_unknown_profile
+    ):
+        problems.append(
+            (
+                "unknown-profile",
+                f"unknown revisit profile {profile!r} (known: the identical-payload-digest "
+                "and server-not-modified profiles of WARC 1.1 §6.7 and earlier drafts; "
+                "WarcWriter(allow_unknown_profile=True) writes others)",
+            )
+        )
+    content_type = (record.headers.content_type or "").lower()
+    if (
+        rtype in ("response", "request")
+        and "application/http" in content_type
+        and record.http is None
+    ):
+        what = "empty" if record.block.size == 0 else f"not an HTTP {rtype}"
+        problems.append(
+            (
+                "not-http",
+                f"Content-Type {record.headers.content_type!r} but the block is {what}",
+            )
+        )
+    if not problems:  # digests last: the block is hashed unless its digest is remembered
+        for res in (check_block_digest(record), check_payload_digest(record)):
+            if res is not None and res.status in ("mismatch", "invalid"):
+                problems.append(
+                    (
+                        f"{res.field.lower()}-{res.status}",
+                        f"{res.detail} (a supplied digest must match the block)",
+                    )
+                )
     if problems:
         what = f"{record.type or '?'} record {record.record_id or ''}".rstrip()
         if record.target_uri:
@@ -162,11 +207,13 @@ def _with_warcinfo_id(record: WarcRecord, warcinfo_id: str) -> WarcRecord:
     return dataclasses.replace(record, headers=WarcHeaders(fields))
 
 
-def _stream_compressor(codec: Codec, total: int) -> Callable[[bytes | None], bytes]:
+def _stream_compressor(
+    codec: Codec, total: int
+) -> Callable[[bytes | memoryview | None], bytes | memoryview]:
     """Piecewise :func:`~webark.warc.serialize.compress_member` (same codec settings) for
     a record of ``total`` bytes: call with each piece, then with None to finish."""
     if codec == "none":
-        return lambda data: data or b""
+        return lambda data: data if data is not None else b""
     if codec == "zstd":
         cctx = zstandard.ZstdCompressor(level=3, write_content_size=True, write_checksum=True)
         zobj = cctx.compressobj(size=total)
@@ -175,28 +222,81 @@ def _stream_compressor(codec: Codec, total: int) -> Callable[[bytes | None], byt
     return lambda data: gobj.compress(data) if data is not None else gobj.flush()
 
 
-def _encode(record: WarcRecord, codec: Codec) -> bytes | BinaryIO:
+Stored = list[bytes | memoryview] | BinaryIO
+"""The stored bytes of one record: buffers in memory, or a temporary file at position 0."""
+
+
+class _Spool:
+    """Collects compressed output in memory and moves it to a temporary file once it
+    passes :data:`~webark.warc.record.SPOOL_LIMIT` bytes."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes | memoryview] = []
+        self.size = 0
+        self.file: BinaryIO | None = None
+
+    def write(self, data: bytes | memoryview) -> None:
+        if not data:
+            return
+        if self.file is None and self.size + len(data) > SPOOL_LIMIT:
+            self.file = tempfile.TemporaryFile(prefix="webark-member-")  # noqa: SIM115
+            for part in self.parts:
+                self.file.write(part)
+            self.parts = []
+        if self.file is not None:
+            self.file.write(data)
+        else:
+            self.parts.append(data)
+        self.size += len(data)
+
+    def result(self) -> Stored:
+        if self.file is None:
+            return self.parts
+        self.file.seek(0)
+        return self.file
+
+
+def _encode(record: WarcRecord, codec: Codec) -> Stored:
     """The stored bytes of ``record``: one gzip member / zstd frame of its serialization
-    (WARC 1.1 §4). A block spooled to disk is compressed piece by piece into a temporary
-    file (returned at position 0) instead of being read into memory."""
-    if record.block.in_memory:
-        return compress_member(serialize(record), codec)
+    (WARC 1.1 §4).
+
+    Small records are serialized and compressed in one go. A larger block is never
+    copied whole: uncompressed, the stored bytes are the header, the block itself (a
+    view) and CRLF CRLF; compressed, the block is fed to the compressor 1 MiB at a
+    time (a view of an in-memory block, reads of a spooled one) and the output is kept
+    in memory up to 16 MiB, then in a temporary file. So writing a block of N bytes
+    needs about min(N, 16 MiB) of extra memory, not several copies of N."""
+    block = record.block
+    if block.in_memory and block.size <= _PIECE:
+        return [compress_member(serialize(record), codec)]
     head = record.headers.to_bytes(record.version)
-    step = _stream_compressor(codec, len(head) + record.block.size + len(_TRAILER))
-    out = tempfile.TemporaryFile(prefix="webark-member-")  # noqa: SIM115 - returned
+    if codec == "none" and block.in_memory:
+        return [head, memoryview(block.read_all()), _TRAILER]
+    step = _stream_compressor(codec, len(head) + block.size + len(_TRAILER))
+    out = _Spool()
     out.write(step(head))
-    with record.block.open() as f:
-        while piece := f.read(_PIECE):
-            out.write(step(piece))
-    out.write(step(_TRAILER) + step(None))
-    out.seek(0)
-    return out
+    if block.in_memory:
+        view = memoryview(block.read_all())
+        for i in range(0, block.size, _PIECE):
+            out.write(step(view[i : i + _PIECE]))
+    else:
+        with block.open() as f:
+            while piece := f.read(_PIECE):
+                out.write(step(piece))
+    out.write(step(_TRAILER))
+    out.write(step(None))
+    return out.result()
 
 
-def _size(data: bytes | BinaryIO) -> int:
-    if isinstance(data, bytes):
-        return len(data)
+def _size(data: Stored) -> int:
+    if isinstance(data, list):
+        return sum(len(p) for p in data)
     return os.fstat(data.fileno()).st_size
+
+
+def _close(data: Stored) -> None:
+    if not isinstance(data, list):
+        data.close()
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> int:
@@ -292,14 +392,16 @@ class _Series:
         self.paths[self.paths.index(cur.path)] = cur.path + INVALID_SUFFIX
 
     # -- records ----------------------------------------------------------------------
-    def _put(self, cur: _OpenFile, encoded: Sequence[bytes | BinaryIO]) -> None:
-        in_memory = [e for e in encoded if isinstance(e, bytes)]
-        if len(in_memory) == len(encoded):  # the usual case: one write for the group
-            cur.bytes_written += _write_all(cur.fd, b"".join(in_memory))
+    def _put(self, cur: _OpenFile, encoded: Sequence[Stored]) -> None:
+        small = all(isinstance(e, list) for e in encoded) and sum(map(_size, encoded)) <= _PIECE
+        if small:  # the usual case: one write for the group
+            parts = [p for e in encoded for p in e]
+            cur.bytes_written += _write_all(cur.fd, b"".join(parts))
         else:
             for e in encoded:
-                if isinstance(e, bytes):
-                    cur.bytes_written += _write_all(cur.fd, e)
+                if isinstance(e, list):
+                    for part in e:
+                        cur.bytes_written += _write_all(cur.fd, part)
                     continue
                 with e:
                     while piece := e.read(_PIECE):
@@ -309,7 +411,7 @@ class _Series:
 
     def _prepare(
         self, cur: _OpenFile, records: Sequence[WarcRecord]
-    ) -> tuple[list[WarcRecord], list[bytes | BinaryIO]]:
+    ) -> tuple[list[WarcRecord], list[Stored]]:
         linked = []
         info_id = cur.warcinfo_id
         for r in records:
@@ -328,8 +430,7 @@ class _Series:
             self.close()
             cur = self._open(records[0])
             for e in encoded:
-                if not isinstance(e, bytes):
-                    e.close()
+                _close(e)
             linked, encoded = self._prepare(cur, records)
         offset = cur.bytes_written
         try:
@@ -386,6 +487,9 @@ class WarcWriter:
         link_warcinfo: add WARC-Warcinfo-ID to records that lack it (default True).
         host: host name in file names (default: this machine's, ``/`` replaced).
         port: port number in file names (Heritrix's web UI port; default 0).
+        allow_unknown_profile: write revisit records whose WARC-Profile is none of
+            the known profiles (WARC 1.1 §6.7.3 allows others; refused by default, as
+            a typo there makes a revisit unresolvable).
 
     Raises:
         ValueError: a bad template, max_size or compression.
@@ -406,6 +510,7 @@ class WarcWriter:
         link_warcinfo: bool = True,
         host: str | None = None,
         port: int = 0,
+        allow_unknown_profile: bool = False,
     ):
         if compression not in EXTENSIONS:
             raise ValueError(f"unknown compression {compression!r}")
@@ -430,6 +535,7 @@ class WarcWriter:
         self.link_warcinfo = link_warcinfo
         self.host = (host or socket.gethostname()).replace("/", "-")
         self.port = port
+        self.allow_unknown_profile = allow_unknown_profile
         self._lock = threading.Lock()
         self._closed = False
         self._main = _Series(self, compression)
@@ -476,8 +582,10 @@ class WarcWriter:
     def write(self, *records: WarcRecord) -> list[WarcRecord]:
         """Write the records of one capture, together, in one file.
 
-        Every record is checked first (:func:`~webark.warc.validate_fields.field_problems`
-        and Content-Length against the block): if one is invalid nothing is written.
+        Every record is checked first (:func:`~webark.warc.validate_fields.field_problems`,
+        Content-Length against the block, the revisit profile, an ``application/http``
+        block that must be an HTTP message, and WARC-Block-Digest / WARC-Payload-Digest
+        against the block): if one is invalid nothing is written.
         Records without WARC-Warcinfo-ID get the id of the file's warcinfo. A file is
         opened (with its warcinfo) on the first write; if the group would make the
         current file pass ``max_size`` the next file is started first. A group that
@@ -490,7 +598,9 @@ class WarcWriter:
 
         Raises:
             InvalidRecordError: a record would make the WARC invalid (message lists the
-                problems, e.g. ``missing-field: revisit record without WARC-Profile``).
+                problems, e.g. ``missing-field: revisit record without WARC-Profile``,
+                ``warc-block-digest-mismatch: …``, ``not-http: …``,
+                ``unknown-profile: …``).
             WebarkError: the writer is closed.
             OSError: the file could not be written; it is renamed ``….invalid`` and the
                 next write starts a new file.
@@ -498,7 +608,7 @@ class WarcWriter:
         if not records:
             return []
         for r in records:
-            _check(r)
+            _check(r, self.allow_unknown_profile)
         with self._lock:
             if self._closed:
                 raise WebarkError("write to a closed WarcWriter")
