@@ -225,9 +225,9 @@ def test_uncompressed(tmp_path: Path) -> None:
         written = w.write(*recs)
     data = Path(w.paths[0]).read_bytes()
     assert w.paths[0].endswith(".warc") and data.startswith(b"WARC/1.1\r\nWARC-Type: warcinfo")
-    for r in written:
-        assert data[r.offset : r.offset + r.length] == serialized(r)
-    assert written[-1].offset + written[-1].length == len(data)
+    for r in written:  # lengths as the reader gives them: without the CRLF CRLF
+        assert data[r.offset : r.offset + r.length + 4] == serialized(r)
+    assert written[-1].offset + written[-1].length + 4 == len(data)
 
 
 def test_fsync_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -285,7 +285,7 @@ def test_hybrid_routes_compressed_media_with_its_request(tmp_path: Path) -> None
     assert data.startswith(b"WARC/1.1\r\nWARC-Type: warcinfo")
     assert f"WARC-Filename: {Path(plain).name}".encode() in data[:1000]
     for r in jpeg + shot:
-        assert data[r.offset : r.offset + r.length] == serialized(r)
+        assert data[r.offset : r.offset + r.length + 4] == serialized(r)
     # hybrid does nothing when everything is uncompressed anyway
     (tmp_path / "none").mkdir()
     with make_writer(tmp_path / "none", compression="none", hybrid=True) as w2:
@@ -341,7 +341,8 @@ def test_spooled_block_is_compressed_in_pieces(tmp_path: Path, compression: str)
         assert not rec.block.in_memory
         [out] = w.write(rec)
         assert w.bytes_written == os.path.getsize(w.current_path or "")
-    stored = Path(w.paths[0]).read_bytes()[out.offset : out.offset + out.length]
+    terminator = 4 if compression == "none" else 0  # uncompressed lengths exclude it
+    stored = Path(w.paths[0]).read_bytes()[out.offset : out.offset + out.length + terminator]
     expected = out.headers.to_bytes("WARC/1.1") + wire + b"\r\n\r\n"
     if compression == "gzip":
         assert gzip.decompress(stored) == expected
@@ -355,3 +356,21 @@ def test_spooled_block_is_compressed_in_pieces(tmp_path: Path, compression: str)
             True,
             True,
         ]
+
+
+def test_written_offsets_and_lengths_match_the_reader(tmp_path) -> None:
+    """What write() returns is what ArchiveReader (and so every CDX line) will say."""
+    from webark.warc.builders import WarcinfoFields
+    from webark.warc.reader import ArchiveReader
+    from webark.warc.writer import WarcWriter
+
+    response = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi"
+    request = b"GET / HTTP/1.1\r\nHost: example.org\r\n\r\n"
+    for codec in ("gzip", "none", "zstd"):
+        d = tmp_path / codec
+        d.mkdir()
+        with WarcWriter(d, compression=codec, warcinfo=WarcinfoFields(hostname="h")) as w:
+            written = w.write(*w.builder.exchange("http://example.org/", response, request))
+        read = [(r.offset, r.length) for r in ArchiveReader(w.paths[0]) if r.type != "warcinfo"]
+        assert len(read) == 2
+        assert [(r.offset, r.length) for r in written] == read, codec

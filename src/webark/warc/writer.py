@@ -444,8 +444,12 @@ class _Series:
             if r.type == "warcinfo":
                 cur.warcinfo_id = r.record_id
         out = []
+        # lengths as the reader and CDX lines give them: the member for compressed files,
+        # the record without its CRLF CRLF terminator for uncompressed ones
+        terminator = 4 if self.codec == "none" else 0
         for r, size in zip(linked, sizes, strict=True):
-            out.append(dataclasses.replace(r, path=cur.path, offset=offset, length=size))
+            out.append(dataclasses.replace(r, path=cur.path, offset=offset,
+                                           length=size - terminator))
             offset += size
         return out
 
