@@ -1,0 +1,1 @@
+"""The crawler (layer L4): CrawlURI, frontier, politeness, decide rules, extractors."""

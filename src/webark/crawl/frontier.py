@@ -1,0 +1,865 @@
+"""The frontier: which URI to fetch next, and when; persisted in SQLite.
+
+Behaviour follows Heritrix 3's ``BdbFrontier`` / ``WorkQueueFrontier`` / ``WorkQueue``
+(reference/heritrix-behaviour.md):
+
+* **One queue per politeness key** (:attr:`CrawlURI.key`, host[:port] by default), at
+  most **one URI in flight per queue**. Each queue has a *due* time; a queue is *ready*
+  when it has queued URIs, nothing in flight, is not blocked by a quota and its due time
+  has come. Ready queues are served in order of due time, then of the order in which they
+  became due, which is Heritrix's ready-queue FIFO: a queue goes to the back of the line
+  after each fetch, so hosts are served round-robin.
+* Within a queue: by :attr:`CrawlURI.priority` (lower first), then first-in first-out.
+* **Politeness delay** after each fetch: :func:`politeness_delay` (delay factor × fetch
+  duration clamped to [min, max], raised to the robots.txt Crawl-delay up to a cap).
+* **Back-off** on 429 and 5xx: the queue is *snoozed* for
+  ``max(politeness, backoff_base × 2^(errors−1) capped at backoff_max, Retry-After)``
+  where *errors* counts consecutive 429/5xx answers of the queue (reset by any other
+  answer); 429/500/502/503/504 are retried up to ``max_http_retries`` times.
+* **Retries** of network failures (negative fetch status codes in
+  :attr:`FrontierConfig.retry_codes`): the URI stays at the head of its queue and the
+  queue is snoozed ``retry_delay`` seconds (Heritrix: ``maxRetries`` 30,
+  ``retryDelaySeconds`` 900); after ``max_retries`` retries the URI is finished with
+  its last failure code.
+* **Quotas** (Heritrix ``QuotaEnforcer`` / ``maxDocumentsDownload`` / ``maxBytesDownload``):
+  per queue and per crawl, successful fetches (status > 0) and bytes (every fetch). A
+  queue over its quota is blocked: its queued URIs are finished at once with
+  :data:`S_BLOCKED_BY_QUOTA` (-5003) and later adds to it are refused. When the crawl
+  quota is reached :meth:`Frontier.next_ready` returns nothing more (the crawl ends).
+* **Seen filter** (Heritrix ``BdbUriUniqFilter``): a 64-bit fingerprint of
+  :func:`webark.url.normalize` of the URI, unique in the database. A URI that is queued,
+  in flight or finished is not queued again (unless ``add(..., force=True)``).
+
+Persistence and crashes
+-----------------------
+Everything lives in one SQLite database in WAL mode; Python memory holds only a few
+counters and a bounded cache of queue ids, never the URIs. Every public method that
+changes state is one transaction. After a ``kill -9`` at any moment, :meth:`Frontier.open`
+puts the URIs that were in flight back at the head of their queues (they will be fetched
+again: "no URI is fetched twice except those in flight"), nothing queued is lost and
+finished URIs stay finished.
+
+``synchronous=NORMAL`` is the default: in WAL mode a committed transaction survives a
+crash of the *process* (the WAL pages are in the OS cache), which is what ``kill -9``
+does; only a power loss or kernel crash can lose the last transactions, and since WAL
+keeps them in order the database then holds a consistent earlier state. Callers must
+**add the outlinks of a URI before calling finished() for it**: then an earlier state
+never loses a URI, it can only refetch some. ``FULL`` (an fsync per transaction, ~10×
+slower on disks without a write cache) is available for crawls that cannot refetch.
+
+Clock
+-----
+Due times are persisted, so they are on the *wall clock* (seconds since the epoch).
+After a restart hours later every past due time simply means "ready now", and a snooze
+still running (a 10-minute back-off) is honoured; a monotonic clock alone would be
+meaningless after a reboot. Within a run, the default clock (:func:`anchored_clock`) is
+the wall clock read once at :meth:`Frontier.open` and advanced by :func:`time.monotonic`,
+so NTP steps and leap seconds do not make snoozed queues ready early or late. Against a
+wall clock that was stepped back between runs, :meth:`Frontier.open` caps every due time
+at now + the longest delay the configuration can produce. Tests inject a fake clock.
+
+Not thread-safe: use one :class:`Frontier` from one thread (the crawler's asyncio loop),
+one process per database.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import enum
+import hashlib
+import math
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from webark.core.errors import WebarkError
+from webark.crawl.curi import CrawlURI
+from webark.url import InvalidURLError, normalize
+
+__all__ = [
+    "S_BLOCKED_BY_QUOTA",
+    "Clock",
+    "Disposition",
+    "Frontier",
+    "FrontierConfig",
+    "FrontierError",
+    "FrontierStats",
+    "Outcome",
+    "QueueStats",
+    "anchored_clock",
+    "backoff_delay",
+    "fingerprint",
+    "parse_retry_after",
+    "politeness_delay",
+]
+
+Clock = Callable[[], float]
+"""A wall clock: seconds since the epoch (like :func:`time.time`)."""
+
+
+def anchored_clock() -> Clock:
+    """A clock that reads :func:`time.time` once, now, and then advances with
+    :func:`time.monotonic`: wall-clock seconds that never step back or jump."""
+    wall0, mono0 = time.time(), time.monotonic()
+    return lambda: wall0 + (time.monotonic() - mono0)
+
+
+S_BLOCKED_BY_QUOTA = -5003
+"""Heritrix's ``S_BLOCKED_BY_QUOTA``: not fetched because a quota was reached."""
+
+_QUEUED, _IN_FLIGHT, _FINISHED = 0, 1, 2
+_SCHEMA_VERSION = 1
+
+
+class FrontierError(WebarkError):
+    """Misuse of the frontier (e.g. ``finished()`` for a URI that is not in flight)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierConfig:
+    """Politeness, retry and quota settings. All durations in seconds.
+
+    Defaults are Heritrix 3's where it has one (delay factor 5, min 3 s, max 30 s,
+    30 retries 900 s apart); ``crawl_delay_cap`` is 30 s (Heritrix honours up to 300 s).
+
+    Attributes:
+        delay_factor: multiple of the last fetch duration to wait before the next fetch
+            from the same queue.
+        min_delay, max_delay: bounds of that wait.
+        crawl_delay_cap: robots.txt Crawl-delay is honoured up to this many seconds
+            (0 ignores Crawl-delay).
+        max_retries: retries of a network failure before the URI is finished with it.
+        retry_delay: how long the queue waits before retrying after a network failure.
+        retry_codes: fetch status codes that are retried (Heritrix ``needsRetrying``:
+            domain unresolvable, connect failed, connection lost, timeout, domain
+            prerequisite failure).
+        backoff_base, backoff_max: first back-off after a 429/5xx, doubled for each
+            further consecutive one, at most ``backoff_max``.
+        retry_after_cap: a Retry-After longer than this is cut to it.
+        max_http_retries: retries of a URI answered with a status in ``http_retry_statuses``.
+        http_retry_statuses: HTTP statuses worth retrying later.
+        max_uris_per_queue, max_bytes_per_queue: queue quotas (successful fetches, bytes);
+            ``None`` = unlimited.
+        max_uris, max_bytes: crawl quotas, same units; ``None`` = unlimited.
+        synchronous: SQLite ``synchronous`` pragma, ``"NORMAL"`` or ``"FULL"`` (see the
+            module docstring).
+        cache_mb: SQLite page cache size in MiB (bounds the memory used for the database).
+
+    Raises:
+        ValueError: a negative duration or count, ``min_delay > max_delay``, an unknown
+            ``synchronous`` value.
+    """
+
+    delay_factor: float = 5.0
+    min_delay: float = 3.0
+    max_delay: float = 30.0
+    crawl_delay_cap: float = 30.0
+    max_retries: int = 30
+    retry_delay: float = 900.0
+    retry_codes: frozenset[int] = frozenset({-1, -2, -3, -4, -6})
+    backoff_base: float = 120.0
+    backoff_max: float = 3600.0
+    retry_after_cap: float = 3600.0
+    max_http_retries: int = 3
+    http_retry_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
+    max_uris_per_queue: int | None = None
+    max_bytes_per_queue: int | None = None
+    max_uris: int | None = None
+    max_bytes: int | None = None
+    synchronous: str = "NORMAL"
+    cache_mb: int = 64
+
+    def __post_init__(self) -> None:
+        numbers = (
+            self.delay_factor,
+            self.min_delay,
+            self.max_delay,
+            self.crawl_delay_cap,
+            self.max_retries,
+            self.retry_delay,
+            self.backoff_base,
+            self.backoff_max,
+            self.retry_after_cap,
+            self.max_http_retries,
+            self.cache_mb,
+        )
+        if any(not math.isfinite(x) or x < 0 for x in numbers):
+            raise ValueError("frontier durations and counts must be finite and >= 0")
+        if self.min_delay > self.max_delay:
+            raise ValueError("min_delay must not exceed max_delay")
+        if self.synchronous.upper() not in ("NORMAL", "FULL"):
+            raise ValueError("synchronous must be NORMAL or FULL")
+        quotas = (self.max_uris_per_queue, self.max_bytes_per_queue, self.max_uris, self.max_bytes)
+        if any(q is not None and q < 0 for q in quotas):
+            raise ValueError("quotas must be >= 0")
+
+    @property
+    def horizon(self) -> float:
+        """The longest delay this configuration can impose on a queue (seconds)."""
+        return max(
+            self.max_delay,
+            self.crawl_delay_cap,
+            self.retry_delay,
+            self.backoff_max,
+            self.retry_after_cap,
+        )
+
+
+# --- pure functions ---------------------------------------------------------------------
+
+
+def politeness_delay(
+    duration_s: float, config: FrontierConfig, crawl_delay: float | None = None
+) -> float:
+    """Seconds to wait after a fetch before the next one from the same queue.
+
+    ``clamp(delay_factor × duration_s, min_delay, max_delay)``, then raised to the
+    robots.txt Crawl-delay when that is larger, the Crawl-delay being cut to
+    ``crawl_delay_cap`` (Heritrix ``DispositionProcessor.politenessDelayFor``: the
+    Crawl-delay may exceed ``max_delay``). A negative or NaN duration counts as 0.
+
+    >>> c = FrontierConfig()
+    >>> politeness_delay(0.2, c), politeness_delay(2.0, c), politeness_delay(60, c)
+    (3.0, 10.0, 30.0)
+    >>> politeness_delay(0.2, c, crawl_delay=10), politeness_delay(0.2, c, crawl_delay=500)
+    (10.0, 30.0)
+    """
+    d = duration_s if duration_s > 0 else 0.0  # also maps NaN to 0
+    delay = min(max(config.delay_factor * d, config.min_delay), config.max_delay)
+    if crawl_delay is not None and crawl_delay > 0 and config.crawl_delay_cap > 0:
+        delay = max(delay, min(float(crawl_delay), config.crawl_delay_cap))
+    return float(delay)
+
+
+def backoff_delay(errors: int, config: FrontierConfig) -> float:
+    """Back-off after the ``errors``-th consecutive 429/5xx of a queue (seconds):
+    ``backoff_base × 2^(errors−1)``, at most ``backoff_max``; 0 for ``errors <= 0``.
+
+    >>> c = FrontierConfig(backoff_base=60, backoff_max=600)
+    >>> [backoff_delay(n, c) for n in range(6)]
+    [0.0, 60.0, 120.0, 240.0, 480.0, 600.0]
+    """
+    if errors <= 0:
+        return 0.0
+    if errors > 64:
+        return float(config.backoff_max)
+    return float(min(config.backoff_base * 2.0 ** (errors - 1), config.backoff_max))
+
+
+def parse_retry_after(value: float | str | None, now: float) -> float | None:
+    """The Retry-After header (RFC 9110 §10.2.3) as seconds from ``now``.
+
+    ``value`` is delay-seconds (``"120"`` or a number) or an HTTP-date; ``now`` is the
+    wall-clock time (seconds since the epoch) the answer arrived. A date in the past gives
+    0. Returns ``None`` for ``None`` or an unparseable value.
+
+    >>> parse_retry_after("120", 0.0), parse_retry_after(30, 0.0)
+    (120.0, 30.0)
+    >>> parse_retry_after("Thu, 01 Jan 1970 00:02:00 GMT", 60.0)
+    60.0
+    >>> parse_retry_after("soon", 0.0) is None
+    True
+    """
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return max(0.0, float(value)) if math.isfinite(value) else None
+    text = value.strip()
+    if text.isdigit():
+        return float(int(text))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000" or a missing zone: HTTP dates are GMT
+        return None if not text.upper().endswith(("GMT", "UTC", "-0000", "+0000")) else 0.0
+    return max(0.0, when.timestamp() - now)
+
+
+def fingerprint(uri: str) -> int:
+    """The seen-filter key of ``uri``: a signed 64-bit BLAKE2b fingerprint of
+    :func:`webark.url.normalize` (of the raw string when it is not a valid URL).
+
+    Heritrix's ``BdbUriUniqFilter`` also keeps 64-bit fingerprints; with 10^8 URIs the
+    chance of one false "seen" is ~3×10^-4.
+    """
+    try:
+        canon = normalize(uri)
+    except InvalidURLError:
+        canon = uri
+    digest = hashlib.blake2b(canon.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+# --- results and stats ------------------------------------------------------------------
+
+
+class Outcome(enum.Enum):
+    """What :meth:`Frontier.finished` did with the URI."""
+
+    FINISHED = "finished"
+    """Done for good (success or final failure): write the crawl.log line."""
+    RETRY = "retry"
+    """Put back at the head of its queue; it will be offered again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Disposition:
+    """Result of :meth:`Frontier.finished`.
+
+    Attributes:
+        outcome: :attr:`Outcome.FINISHED` or :attr:`Outcome.RETRY`.
+        status: the status recorded (the one given).
+        delay_s: how long the queue now waits (seconds).
+        due: when the queue is next ready (wall clock, seconds since the epoch).
+        snoozed: True when the wait is a back-off or retry delay, not plain politeness.
+        blocked: URIs of the queue finished with :data:`S_BLOCKED_BY_QUOTA` now because
+            this fetch reached a queue quota.
+    """
+
+    outcome: Outcome
+    status: int
+    delay_s: float
+    due: float
+    snoozed: bool = False
+    blocked: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One queue in :class:`FrontierStats` (``due`` is wall-clock seconds)."""
+
+    key: str
+    queued: int
+    in_flight: bool
+    finished: int
+    succeeded: int
+    bytes: int
+    due: float
+    errors: int
+    blocked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierStats:
+    """A read-only snapshot for reports (Heritrix "frontier summary").
+
+    Attributes:
+        queued: URIs waiting. in_flight: URIs handed out and not finished.
+        finished: URIs done (including failures and those blocked by a quota);
+        succeeded: finished with status > 0; blocked_by_quota: finished with -5003.
+        bytes: bytes fetched (sum of ``size``). queues: queues known.
+        ready_queues: queues that could be served now; snoozed_queues: queues with URIs
+        waiting for their due time; in_flight_queues; blocked_queues (over quota).
+        quota_reached: a crawl quota was reached. top_queues: the queues with most
+        queued URIs (at most ``top`` of them).
+    """
+
+    queued: int
+    in_flight: int
+    finished: int
+    succeeded: int
+    blocked_by_quota: int
+    bytes: int
+    queues: int
+    ready_queues: int
+    snoozed_queues: int
+    in_flight_queues: int
+    blocked_queues: int
+    quota_reached: bool
+    top_queues: tuple[QueueStats, ...] = field(default=())
+
+
+# --- the frontier -----------------------------------------------------------------------
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS queues (
+    qid INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    queued INTEGER NOT NULL DEFAULT 0,
+    inflight INTEGER,                   -- uris.id in flight, NULL when none
+    due REAL NOT NULL DEFAULT 0,        -- wall clock: ready from then on
+    seq INTEGER NOT NULL DEFAULT 0,     -- order of becoming due (round robin)
+    errors INTEGER NOT NULL DEFAULT 0,  -- consecutive 429/5xx
+    crawl_delay REAL,
+    finished INTEGER NOT NULL DEFAULT 0,
+    succeeded INTEGER NOT NULL DEFAULT 0,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    blocked INTEGER NOT NULL DEFAULT 0, -- over a quota
+    blocked_uris INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS queues_ready ON queues (due, seq)
+    WHERE queued > 0 AND inflight IS NULL AND blocked = 0;
+CREATE TABLE IF NOT EXISTS uris (
+    id INTEGER PRIMARY KEY,
+    fp INTEGER NOT NULL UNIQUE,
+    qid INTEGER NOT NULL,
+    state INTEGER NOT NULL,             -- 0 queued, 1 in flight, 2 finished
+    priority INTEGER NOT NULL,
+    retries INTEGER NOT NULL DEFAULT 0,
+    status INTEGER,
+    uri TEXT NOT NULL,
+    hops TEXT NOT NULL,
+    via TEXT,
+    seed INTEGER NOT NULL,
+    source TEXT
+);
+CREATE INDEX IF NOT EXISTS uris_queued ON uris (qid, priority, id) WHERE state = 0;
+"""
+
+_READY = "queued > 0 AND inflight IS NULL AND blocked = 0"
+
+
+class Frontier:
+    """The SQLite-backed frontier. Create with :meth:`open`; use as a context manager
+    or call :meth:`close`.
+
+    Typical use (one fetch per ready queue; many can be in flight across queues)::
+
+        with Frontier.open("state/frontier.db") as f:
+            f.add_many(seeds)
+            while True:
+                c = f.next_ready()
+                if c is not None:
+                    start_fetch(c)  # later: f.add_many(outlinks); f.finished(c, status, secs)
+                elif f.next_wake() is None and f.in_flight == 0:
+                    break  # crawl done (or a crawl quota reached)
+                else:
+                    wait until next_wake() or until a fetch ends
+    """
+
+    def __init__(self, conn: sqlite3.Connection, config: FrontierConfig, clock: Clock) -> None:
+        """Use :meth:`open`."""
+        self._db = conn
+        self.config = config
+        self._clock = clock
+        self._qids: dict[str, int] = {}
+        row = conn.execute(
+            "SELECT COALESCE(MAX(seq), 0), COALESCE(SUM(succeeded), 0), "
+            "COALESCE(SUM(bytes), 0) FROM queues"
+        ).fetchone()
+        self._seq: int = row[0]
+        self._succeeded: int = row[1]
+        self._bytes: int = row[2]
+        self._in_flight = 0
+        self.recovered: int = 0
+        """How many in-flight URIs :meth:`open` put back (left by a crash)."""
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        config: FrontierConfig | None = None,
+        *,
+        clock: Clock | None = None,
+    ) -> Frontier:
+        """Open (or create) the frontier database at ``path``.
+
+        ``clock`` gives "now" in wall-clock seconds for every method called without
+        ``now`` (default :func:`anchored_clock`).
+
+        URIs in flight when the database was last used (a crash) are put back at the
+        head of their queues (:attr:`recovered` says how many); due times beyond now +
+        :attr:`FrontierConfig.horizon` are cut to it (wall clock stepped back).
+
+        Raises:
+            sqlite3.Error: the file is not a database or cannot be written.
+            FrontierError: the database has another schema version.
+        """
+        config = config or FrontierConfig()
+        clock = clock or anchored_clock()
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={config.synchronous.upper()}")
+            conn.execute(f"PRAGMA cache_size=-{int(config.cache_mb) * 1024}")
+            conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute("BEGIN IMMEDIATE")
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            ver = conn.execute("SELECT v FROM meta WHERE k='schema'").fetchone()
+            if ver is None:
+                conn.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
+            elif ver[0] != _SCHEMA_VERSION:
+                raise FrontierError(f"{path}: frontier schema {ver[0]}, need {_SCHEMA_VERSION}")
+            cur = conn.execute(
+                "UPDATE uris SET state = 0 WHERE id IN "
+                "(SELECT inflight FROM queues WHERE inflight IS NOT NULL)"
+            )
+            recovered = cur.rowcount
+            conn.execute(
+                "UPDATE queues SET queued = queued + 1, inflight = NULL WHERE inflight IS NOT NULL"
+            )
+            latest = clock() + config.horizon
+            conn.execute("UPDATE queues SET due = ? WHERE due > ?", (latest, latest))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.close()
+            raise
+        frontier = cls(conn, config, clock)
+        frontier.recovered = recovered
+        return frontier
+
+    # -- lifecycle
+
+    def close(self) -> None:
+        """Checkpoint the WAL into the database and close it. Idempotent."""
+        if self._db is None:
+            return
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            self._db.close()
+            self._db = None  # type: ignore[assignment]
+
+    def __enter__(self) -> Frontier:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def in_flight(self) -> int:
+        """Number of URIs handed out by :meth:`next_ready` and not yet finished."""
+        return self._in_flight
+
+    @property
+    def quota_reached(self) -> bool:
+        """True once a crawl quota (``max_uris`` / ``max_bytes``) is reached."""
+        c = self.config
+        return (c.max_uris is not None and self._succeeded >= c.max_uris) or (
+            c.max_bytes is not None and self._bytes >= c.max_bytes
+        )
+
+    # -- adding
+
+    def _qid(self, key: str) -> tuple[int, bool]:
+        """(queue id, blocked) for ``key``, creating the queue; inside a transaction."""
+        row = self._db.execute("SELECT qid, blocked FROM queues WHERE key = ?", (key,)).fetchone()
+        if row is None:  # a new queue joins the ready line now, behind those already due
+            self._seq += 1
+            cur = self._db.execute(
+                "INSERT INTO queues (key, due, seq) VALUES (?, ?, ?)",
+                (key, self._clock(), self._seq),
+            )
+            return int(cur.lastrowid or 0), False
+        return row[0], bool(row[1])
+
+    def _add(self, curi: CrawlURI, force: bool, counts: dict[int, int]) -> bool:
+        qid = self._qids.get(curi.key)
+        if qid is None:
+            qid, blocked = self._qid(curi.key)
+            if blocked:
+                return False
+            if len(self._qids) > 50_000:
+                self._qids.clear()
+            self._qids[curi.key] = qid
+        fp = fingerprint(curi.uri)
+        values = (
+            qid,
+            curi.priority,
+            curi.retries,
+            curi.uri,
+            curi.hops,
+            curi.via,
+            int(curi.seed),
+            curi.source,
+        )
+        cur = self._db.execute(
+            "INSERT OR IGNORE INTO uris (qid, priority, retries, uri, hops, via, seed, source,"
+            " fp, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+            (*values, fp),
+        )
+        if cur.rowcount == 0:
+            if not force:
+                return False
+            row = self._db.execute("SELECT id, state, qid FROM uris WHERE fp = ?", (fp,)).fetchone()
+            if row[1] != _FINISHED:
+                return False
+            self._db.execute(
+                "UPDATE uris SET qid=?, priority=?, retries=?, uri=?, hops=?, via=?, seed=?,"
+                " source=?, state=0, status=NULL WHERE id=?",
+                (*values, row[0]),
+            )
+            self._db.execute("UPDATE queues SET finished = finished - 1 WHERE qid = ?", (row[2],))
+        counts[qid] = counts.get(qid, 0) + 1
+        return True
+
+    def _flush_counts(self, counts: dict[int, int]) -> None:
+        self._db.executemany(
+            "UPDATE queues SET queued = queued + ? WHERE qid = ?",
+            [(n, q) for q, n in counts.items()],
+        )
+
+    def add(self, curi: CrawlURI, *, force: bool = False) -> bool:
+        """Queue ``curi`` at the tail of its queue (by priority).
+
+        Returns False, queuing nothing, when the URI was seen before (queued, in flight or
+        finished, compared on :func:`fingerprint`) or its queue is blocked by a quota.
+        ``force=True`` queues a *finished* URI again (recrawl, RSS rounds); a queued or
+        in-flight one is still not doubled.
+        """
+        return self.add_many((curi,), force=force) == 1
+
+    def add_many(self, curis: Iterable[CrawlURI], *, force: bool = False) -> int:
+        """:meth:`add` each URI, all in one transaction; returns how many were queued.
+        Much faster than single adds (one commit). Duplicates within ``curis`` count once.
+        """
+        counts: dict[int, int] = {}
+        added = 0
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for curi in curis:
+                added += self._add(curi, force, counts)
+            self._flush_counts(counts)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            self._qids.clear()
+            raise
+        return added
+
+    # -- scheduling
+
+    def next_ready(self, now: float | None = None) -> CrawlURI | None:
+        """The next URI to fetch, marked in flight, or ``None`` when no queue is ready
+        at ``now`` (wall-clock seconds, default the frontier clock) or a crawl quota is
+        reached. The URI comes back with its queue's key, retries and priority; pass it
+        to :meth:`finished` when the fetch is over.
+        """
+        if self.quota_reached:
+            return None
+        t = self._clock() if now is None else now
+        db = self._db
+        # one connection, one process: what this read finds cannot change before BEGIN
+        q = db.execute(
+            f"SELECT qid, key FROM queues WHERE {_READY} AND due <= ? ORDER BY due, seq LIMIT 1",
+            (t,),
+        ).fetchone()
+        if q is None:
+            return None
+        qid, key = q
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            u = db.execute(
+                "SELECT id, uri, hops, via, seed, source, retries, priority FROM uris "
+                "WHERE qid = ? AND state = 0 ORDER BY priority, id LIMIT 1",
+                (qid,),
+            ).fetchone()
+            if u is None:  # counter out of step: repair and look again
+                db.execute("UPDATE queues SET queued = 0 WHERE qid = ?", (qid,))
+                db.execute("COMMIT")
+                return self.next_ready(t)
+            db.execute("UPDATE uris SET state = 1 WHERE id = ?", (u[0],))
+            db.execute(
+                "UPDATE queues SET inflight = ?, queued = queued - 1 WHERE qid = ?", (u[0], qid)
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self._in_flight += 1
+        return CrawlURI(
+            u[1],
+            hops=u[2],
+            via=u[3],
+            seed=bool(u[4]),
+            source=u[5],
+            key=key,
+            retries=u[6],
+            priority=u[7],
+        )
+
+    def next_wake(self, now: float | None = None) -> float | None:
+        """When the next queue becomes ready (wall-clock seconds; ``<= now`` means a
+        queue is ready already), or ``None`` when no queued URI can become ready: all are
+        behind in-flight URIs (see :attr:`in_flight`), or none is left, or a crawl quota
+        is reached. ``now`` is accepted for symmetry and not needed.
+        """
+        del now
+        if self.quota_reached:
+            return None
+        row = self._db.execute(
+            f"SELECT due FROM queues WHERE {_READY} ORDER BY due, seq LIMIT 1"
+        ).fetchone()
+        return None if row is None else float(row[0])
+
+    def finished(
+        self,
+        curi: CrawlURI,
+        status: int,
+        duration_s: float,
+        *,
+        crawl_delay: float | None = None,
+        retry_after: float | str | None = None,
+        size: int = 0,
+        now: float | None = None,
+    ) -> Disposition:
+        """Report the end of the fetch of ``curi`` (as returned by :meth:`next_ready`).
+
+        Args:
+            status: HTTP status, or a negative Heritrix fetch status code
+                (:mod:`webark.fetch.codes`).
+            duration_s: fetch duration in seconds (for the politeness delay).
+            crawl_delay: robots.txt Crawl-delay of the host in seconds, if known; it is
+                remembered for the queue, so later calls may omit it.
+            retry_after: the Retry-After header (seconds or HTTP-date) of a 429/5xx.
+            size: bytes fetched (for byte quotas and stats).
+            now: when the fetch ended (wall clock, default the frontier clock).
+
+        Returns:
+            A :class:`Disposition`: whether the URI is finished or will be retried, and
+            how long its queue now waits.
+
+        Raises:
+            FrontierError: ``curi`` is not the URI in flight in its queue.
+        """
+        t = self._clock() if now is None else now
+        c = self.config
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            q = db.execute(
+                "SELECT q.qid, q.inflight, q.errors, q.crawl_delay, u.uri, u.retries"
+                " FROM queues AS q LEFT JOIN uris AS u ON u.id = q.inflight WHERE q.key = ?",
+                (curi.key,),
+            ).fetchone()
+            if q is None or q[4] != curi.uri:
+                raise FrontierError(f"not in flight: {curi.uri}")
+            qid, uid, errors, known_cd, _, retries = q
+            if crawl_delay is not None:
+                known_cd = crawl_delay
+            delay = politeness_delay(duration_s, c, known_cd)
+            snoozed = False
+            retry = False
+            if status == 429 or 500 <= status <= 599:
+                errors += 1
+                wait = backoff_delay(errors, c)
+                ra = parse_retry_after(retry_after, t)
+                if ra is not None:
+                    wait = max(wait, min(ra, c.retry_after_cap))
+                delay, snoozed = max(delay, wait), True
+                retry = status in c.http_retry_statuses and retries < c.max_http_retries
+            else:
+                errors = 0
+                if status in c.retry_codes and retries < c.max_retries:
+                    delay, snoozed, retry = max(delay, c.retry_delay), True, True
+            due = t + delay
+            self._seq += 1
+            blocked = 0
+            ok = 0
+            if retry:
+                db.execute(
+                    "UPDATE uris SET state = 0, retries = retries + 1, status = ? WHERE id = ?",
+                    (status, uid),
+                )
+                db.execute(
+                    "UPDATE queues SET inflight = NULL, queued = queued + 1, due = ?, seq = ?,"
+                    " errors = ?, crawl_delay = ?, bytes = bytes + ? WHERE qid = ?",
+                    (due, self._seq, errors, known_cd, size, qid),
+                )
+            else:
+                ok = 1 if status > 0 else 0
+                db.execute("UPDATE uris SET state = 2, status = ? WHERE id = ?", (status, uid))
+                db.execute(
+                    "UPDATE queues SET inflight = NULL, due = ?, seq = ?, errors = ?,"
+                    " crawl_delay = ?, bytes = bytes + ?, finished = finished + 1,"
+                    " succeeded = succeeded + ? WHERE qid = ?",
+                    (due, self._seq, errors, known_cd, size, ok, qid),
+                )
+            blocked = self._enforce_queue_quota(qid, curi.key)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self._in_flight = max(0, self._in_flight - 1)
+        self._succeeded += ok
+        self._bytes += size
+        return Disposition(
+            Outcome.RETRY if retry else Outcome.FINISHED, status, delay, due, snoozed, blocked
+        )
+
+    def _enforce_queue_quota(self, qid: int, key: str) -> int:
+        c = self.config
+        if c.max_uris_per_queue is None and c.max_bytes_per_queue is None:
+            return 0
+        succeeded, nbytes = self._db.execute(
+            "SELECT succeeded, bytes FROM queues WHERE qid = ?", (qid,)
+        ).fetchone()
+        over = (c.max_uris_per_queue is not None and succeeded >= c.max_uris_per_queue) or (
+            c.max_bytes_per_queue is not None and nbytes >= c.max_bytes_per_queue
+        )
+        if not over:
+            return 0
+        self._qids.pop(key, None)  # the next add looks the queue up and sees it blocked
+        cur = self._db.execute(
+            "UPDATE uris SET state = 2, status = ? WHERE qid = ? AND state = 0",
+            (S_BLOCKED_BY_QUOTA, qid),
+        )
+        n = cur.rowcount
+        self._db.execute(
+            "UPDATE queues SET blocked = 1, queued = 0, finished = finished + ?,"
+            " blocked_uris = blocked_uris + ? WHERE qid = ?",
+            (n, n, qid),
+        )
+        return n
+
+    # -- reports
+
+    def stats(self, now: float | None = None, *, top: int = 20) -> FrontierStats:
+        """A snapshot of the frontier (counts over all queues; ``top`` largest queues).
+        Costs a scan of the queue table: call it for reports, not per fetch."""
+        t = self._clock() if now is None else now
+        db = self._db
+        row = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(queued), 0), COALESCE(SUM(finished), 0),"
+            " COALESCE(SUM(succeeded), 0), COALESCE(SUM(blocked_uris), 0),"
+            " COALESCE(SUM(bytes), 0), COALESCE(SUM(inflight IS NOT NULL), 0),"
+            " COALESCE(SUM(blocked), 0),"
+            f" COALESCE(SUM(({_READY}) AND due <= ?), 0),"
+            f" COALESCE(SUM(({_READY}) AND due > ?), 0) FROM queues",
+            (t, t),
+        ).fetchone()
+        nq, queued, fin, ok, blocked_uris, nbytes, infl, nblocked, ready, snoozed = row
+        tops = tuple(
+            QueueStats(r[0], r[1], r[2] is not None, r[3], r[4], r[5], r[6], r[7], bool(r[8]))
+            for r in db.execute(
+                "SELECT key, queued, inflight, finished, succeeded, bytes, due, errors, blocked"
+                " FROM queues ORDER BY queued DESC, qid LIMIT ?",
+                (top,),
+            )
+        )
+        return FrontierStats(
+            queued=queued,
+            in_flight=infl,
+            finished=fin,
+            succeeded=ok,
+            blocked_by_quota=blocked_uris,
+            bytes=nbytes,
+            queues=nq,
+            ready_queues=ready,
+            snoozed_queues=snoozed,
+            in_flight_queues=infl,
+            blocked_queues=nblocked,
+            quota_reached=self.quota_reached,
+            top_queues=tops,
+        )
+
+    def status_of(self, uri: str) -> tuple[str, int | None] | None:
+        """``("queued" | "in flight" | "finished", last status)`` of ``uri`` (looked up by
+        :func:`fingerprint`), or ``None`` when it was never added."""
+        row = self._db.execute(
+            "SELECT state, status FROM uris WHERE fp = ?", (fingerprint(uri),)
+        ).fetchone()
+        if row is None:
+            return None
+        return ("queued", "in flight", "finished")[row[0]], row[1]
