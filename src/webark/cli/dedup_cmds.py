@@ -1,0 +1,220 @@
+"""``webark dedup``: dedup index tools. ``webark dedup build`` fills an index outside any
+crawl from crawl.logs, WARC/ARC files and CDX/CDXJ files (see :mod:`webark.dedup.build`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import click
+
+from webark.dedup.build import SourceKind, SourceReport, load
+from webark.dedup.policy import DedupPolicy
+from webark.dedup.sqlite_dedup import open_index
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".warc.zst")
+
+
+def _walk(paths: tuple[str, ...], suffixes: tuple[str, ...] | None) -> Iterator[str]:
+    """Files as given; directories walked (sorted) for files with ``suffixes``."""
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                for name in sorted(files):
+                    if suffixes is None or name.endswith(suffixes):
+                        yield os.path.join(root, name)
+        else:
+            yield p
+
+
+def _stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+@click.group("dedup")
+def dedup() -> None:
+    """Dedup index: build it from crawl.logs, WARCs and CDX files."""
+
+
+@dedup.command("build")
+@click.argument("index", type=click.Path(dir_okay=False))
+@click.option(
+    "--from-crawl-log",
+    "-l",
+    "crawl_logs",
+    multiple=True,
+    type=click.Path(),
+    help="Heritrix 1/3 crawl.log (plain or .gz); repeatable.",
+)
+@click.option(
+    "--from-warc",
+    "-w",
+    "warcs",
+    multiple=True,
+    type=click.Path(),
+    help="WARC/ARC file, or a directory of them; repeatable.",
+)
+@click.option(
+    "--from-cdx",
+    "-c",
+    "cdxs",
+    multiple=True,
+    type=click.Path(),
+    help="CDX (11/9 fields), CDXJ or ng file (plain or .gz); repeatable.",
+)
+@click.option(
+    "--prefer",
+    type=click.Choice(["earliest", "latest"]),
+    default=None,
+    help="Which original to keep when several share a digest (new index: "
+    "earliest; an existing index keeps its choice).",
+)
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=int,
+    help="HTTP status worth deduplicating (default 200); repeatable.",
+)
+@click.option(
+    "--skip-mime",
+    multiple=True,
+    help="MIME type (text/html) or top-level type (video/) not to index.",
+)
+@click.option(
+    "--only-mime", multiple=True, help="Index only these MIME types (same syntax); repeatable."
+)
+@click.option(
+    "--min-size",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Minimum payload size in bytes (crawl.logs and WARCs).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object per input file on stdout."
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr (default: when stderr is a terminal).",
+)
+def build(
+    index: str,
+    crawl_logs: tuple[str, ...],
+    warcs: tuple[str, ...],
+    cdxs: tuple[str, ...],
+    prefer: str | None,
+    statuses: tuple[int, ...],
+    skip_mime: tuple[str, ...],
+    only_mime: tuple[str, ...],
+    min_size: int,
+    as_json: bool,
+    progress: bool | None,
+) -> None:
+    """Add the originals found in crawl.logs, WARCs and CDX files to the dedup INDEX
+    (an SQLite file, created when missing).
+
+    Originals are captures with a payload digest and an accepted status: crawl.log lines
+    not annotated as duplicates, response/resource records, non-revisit CDX lines.
+    Lines and records that cannot be read are reported with file and line or offset and
+    skipped. Exit status 1 when an input file could not be read at all.
+    """
+    inputs: list[tuple[SourceKind, str]] = [
+        *(("crawl-log", p) for p in _walk(crawl_logs, None)),
+        *(("warc", p) for p in _walk(warcs, ARCHIVE_SUFFIXES)),
+        *(("cdx", p) for p in _walk(cdxs, None)),
+    ]
+    if not inputs:
+        raise click.UsageError("give at least one --from-crawl-log, --from-warc or --from-cdx")
+    policy = DedupPolicy(
+        statuses=frozenset(statuses or (200,)),
+        skip_mime_types=skip_mime,
+        only_mime_types=only_mime or None,
+        min_size=min_size,
+    )
+    err = _stderr_console()
+    show = sys.stderr.isatty() if progress is None else progress
+    failed = 0
+    try:
+        idx = open_index(index, prefer=prefer)  # type: ignore[arg-type]
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    reports: list[SourceReport] = []
+    with idx:
+        bar = None
+        if show:
+            from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+            bar = Progress(
+                SpinnerColumn(),
+                TextColumn("[bold]dedup build[/] {task.description}"),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[items]} items"),
+                console=err,
+                transient=True,
+            )
+            bar.start()
+            task = bar.add_task("", total=len(inputs), items=0)
+        try:
+            for n, (kind, path) in enumerate(inputs):
+                if bar is not None:
+                    bar.update(task, description=os.path.basename(path), completed=n, items=0)
+
+                def tick(items: int) -> None:
+                    if bar is not None:
+                        bar.update(task, items=items)
+
+                try:
+                    report = load(idx, kind, path, policy, progress=tick)
+                except OSError as e:
+                    failed += 1
+                    err.print(f"[red]error[/]: {path}: {e.strerror or e}")
+                    continue
+                reports.append(report)
+                for s in report.problems:
+                    err.print(
+                        f"{report.where(s)}: skipped: {s.message}", markup=False, soft_wrap=True
+                    )
+                if report.errors > len(report.problems):
+                    err.print(f"{path}: … {report.errors - len(report.problems)} more")
+        finally:
+            if bar is not None:
+                bar.stop()
+        counts = idx.counts()
+    for r in reports:
+        if as_json:
+            click.echo(
+                json.dumps(
+                    {
+                        "path": r.path,
+                        "kind": r.kind,
+                        "loaded": r.loaded,
+                        "skipped": dict(sorted(r.skipped.items())),
+                    }
+                )
+            )
+        else:
+            skipped = ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items())) or "none"
+            click.echo(f"{r.path}: {r.loaded} originals loaded; skipped: {skipped}")
+    total = sum(r.loaded for r in reports)
+    summary = (
+        f"{index}: {total} originals added from {len(reports)} files; index has "
+        f"{counts['by_url']} URL+digest entries, {counts['by_digest']} digests"
+    )
+    if as_json:
+        err.print(summary, markup=False, soft_wrap=True)
+    else:
+        click.echo(summary)
+    if failed:
+        sys.exit(1)

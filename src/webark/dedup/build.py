@@ -1,0 +1,394 @@
+"""Fill a dedup index outside any crawl (``webark dedup build``), so the first crawl
+already benefits and one index can span many crawls (DESIGN.md seed "Dedup").
+
+Three sources, each read lazily and reported per file:
+
+* **crawl.logs** (Heritrix 1.x and 3.x, plain or gzip; :func:`crawl_log_originals`):
+  lines with a payload digest whose status the policy accepts (200 by default) and that
+  are not duplicates themselves (``duplicate:…``, ``warcRevisit:…``,
+  ``unwritten:identicalDigest`` — a revisit is not an original). Heritrix 3 writes the
+  WARC file name and offset in the JSON extra info (``warcFilename``,
+  ``warcFileOffset``); they are kept. The capture date is the fetch-begin time (column
+  9), which is what Heritrix writes as the record's WARC-Date, at second precision;
+  the log time (column 1) when column 9 is ``-``. crawl.logs carry no record ids.
+* **WARC/ARC files** (:func:`warc_originals`): ``response`` and ``resource`` records with
+  a payload digest (for ``resource`` records without ``WARC-Payload-Digest``, the block
+  digest, which is the payload digest there); ``revisit`` records are not originals.
+  Record id, WARC-Date, file name and offset come from the record; status, MIME type,
+  size, ``ETag`` and ``Last-Modified`` from its HTTP head.
+* **CDX/CDXJ/ng files** (:func:`cdx_originals`): every line that is not a revisit
+  (MIME ``warc/revisit`` or record type ``revisit``). No record ids, no payload sizes.
+
+Everything passes through the same :class:`~webark.dedup.policy.DedupPolicy` the crawler
+uses, so the index holds exactly what lookups would accept. Each source yields
+:class:`Candidate` or :class:`Skip` items; :func:`load` adds candidates in batches and
+returns a :class:`SourceReport` with counts per skip reason and the problems (bad
+lines, broken records) with file and line number or byte offset.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Literal, cast
+
+from webark.cdx.formats import CDX9_HEADER, detect_format, parse_cdx, parse_line
+from webark.cdx.line import CdxLine
+from webark.core.digests import Digest
+from webark.core.timestamps import format_w3c_date, from_timestamp14
+from webark.crawllog import CrawlLogError, CrawlLogLine, iter_crawl_log
+from webark.dedup.policy import DedupPolicy
+from webark.dedup.sqlite_dedup import SqliteDedupIndex, date_micros, digest_bytes
+from webark.warc.reader import ArchiveReader
+from webark.warc.record import WarcRecord
+
+log = logging.getLogger(__name__)
+
+SourceKind = Literal["crawl-log", "warc", "cdx"]
+
+_HEAD_BYTES = 1 << 16
+_BATCH = 20_000
+MAX_PROBLEMS = 1000
+"""Problems kept per file in a :class:`SourceReport` (all are counted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An original to add: the arguments of
+    :meth:`~webark.dedup.sqlite_dedup.SqliteDedupIndex.add`, and the 1-based ``line`` it
+    came from (crawl.log, CDX) for error reports."""
+
+    url: str
+    digest: str
+    date: str
+    record_id: str | None = None
+    warc_filename: str | None = None
+    offset: int | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    line: int | None = None
+
+    def row(
+        self,
+    ) -> tuple[str, str, str, str | None, str | None, int | None, str | None, str | None]:
+        return (
+            self.url,
+            self.digest,
+            self.date,
+            self.record_id,
+            self.warc_filename,
+            self.offset,
+            self.etag,
+            self.last_modified,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """An input item that is not added.
+
+    Attributes:
+        reason: ``"error"`` (unparseable line / broken record), ``"duplicate"``
+            (crawl.log line annotated as a duplicate), ``"revisit"`` (revisit record or
+            CDX line), ``"not-a-capture"`` (warcinfo, request, metadata … records), or a
+            policy reason (``"status"``, ``"no-digest"``, ``"empty"``, ``"mime"``,
+            ``"size"``).
+        line: 1-based line number (crawl.log, CDX), when it applies.
+        offset: byte offset (WARC record as stored; crawl.log line in a plain file).
+        message: detail for ``"error"`` items.
+    """
+
+    reason: str
+    line: int | None = None
+    offset: int | None = None
+    message: str = ""
+
+
+@dataclass
+class SourceReport:
+    """What loading one file did.
+
+    Attributes:
+        path: the file.
+        kind: ``"crawl-log"``, ``"warc"`` or ``"cdx"``.
+        loaded: originals added to the index.
+        skipped: items not added, per :attr:`Skip.reason`.
+        problems: the first :data:`MAX_PROBLEMS` ``"error"`` skips, with location.
+    """
+
+    path: str
+    kind: SourceKind
+    loaded: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    problems: list[Skip] = field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        return self.skipped["error"]
+
+    def where(self, s: Skip) -> str:
+        """``path:line`` or ``path @ offset`` of a skip."""
+        if s.line is not None:
+            return f"{self.path}:{s.line}"
+        if s.offset is not None:
+            return f"{self.path} @ {s.offset}"
+        return self.path
+
+
+Item = Candidate | Skip
+
+
+# -- crawl.log --------------------------------------------------------------------------
+def _crawl_log_item(line: CrawlLogLine, number: int, policy: DedupPolicy) -> Item:
+    if line.is_duplicate:
+        return Skip("duplicate", number)
+    decision = policy.decide(line.status, line.mime_type, line.size, line.digest_label)
+    if decision.action != "lookup":
+        if line.digest is not None and line.digest_label is None and decision.reason == "no-digest":
+            return Skip("error", number, message=f"undecodable digest {line.digest!r}")
+        return Skip(decision.reason, number)
+    assert line.digest_label is not None  # decide() returned "lookup"
+    when = line.fetch_began or line.timestamp
+    extra = line.extra
+    fname = extra.get("warcFilename")
+    off = extra.get("warcFileOffset")
+    return Candidate(
+        url=line.uri,
+        digest=line.digest_label,
+        date=format_w3c_date(when),
+        warc_filename=fname if isinstance(fname, str) else None,
+        offset=off if isinstance(off, int) and not isinstance(off, bool) else None,
+        line=number,
+    )
+
+
+def crawl_log_originals(
+    path: str | os.PathLike[str], policy: DedupPolicy | None = None
+) -> Iterator[Item]:
+    """The originals of a Heritrix crawl.log (see the module docstring), one item per
+    non-blank line (an ARC header line of NetarchiveSuite metadata logs is not counted).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    policy = policy or DedupPolicy()
+    for number, item in iter_crawl_log(path):
+        if isinstance(item, CrawlLogError):
+            what = f"field {item.field_number} ({item.field}): " if item.field else ""
+            yield Skip("error", number, item.offset, what + item.reason)
+        else:
+            yield _crawl_log_item(item, number, policy)
+
+
+# -- WARC -------------------------------------------------------------------------------
+def _record_item(rec: WarcRecord, policy: DedupPolicy) -> Item:
+    rtype = rec.type
+    where = rec.offset if rec.offset >= 0 else None
+    if rtype == "revisit":
+        return Skip("revisit", offset=where)
+    if rtype not in ("response", "resource"):
+        return Skip("not-a-capture", offset=where)
+    errors = [p for p in rec.forgiven if p.severity == "error"]
+    if errors:
+        return Skip("error", offset=where, message="; ".join(p.message for p in errors))
+    url = rec.target_uri
+    date = rec.headers.date_str
+    if not url or not date:
+        return Skip("error", offset=where, message="record without WARC-Target-URI or date")
+    digest = rec.headers.payload_digest
+    if digest is None and rtype == "resource":
+        digest = rec.headers.block_digest
+    status: int | None = None
+    mime: str | None = None
+    etag = lastmod = None
+    size: int | None = rec.block.size
+    head = rec.http if rtype == "response" else None
+    if head is not None and not head.is_request:
+        status = head.status
+        mime = head.mime
+        etag = head.get("ETag")
+        lastmod = head.get("Last-Modified")
+        size = rec.block.size - head.head_length
+    else:
+        ct = rec.headers.content_type
+        mime = ct.split(";", 1)[0].strip().lower() if ct else None
+    if digest is None and policy.decide(status, mime, size, "-").reason == "no-digest":
+        # ARC files and some tools write no WARC-Payload-Digest: compute it (over the
+        # transfer-decoded body, as webark's writer and the CDX indexer do)
+        digest = Digest("sha1", rec.payload_digests("sha1")[0][1]).label()
+    decision = policy.decide(status, mime, size, digest)
+    if decision.action != "lookup" or digest is None:
+        return Skip(decision.reason, offset=where)
+    return Candidate(
+        url=url,
+        digest=digest,
+        date=date.strip(),
+        record_id=rec.record_id,
+        warc_filename=os.path.basename(rec.path),
+        offset=where,
+        etag=etag,
+        last_modified=lastmod,
+    )
+
+
+def warc_originals(
+    path: str | os.PathLike[str], policy: DedupPolicy | None = None
+) -> Iterator[Item]:
+    """The originals of a WARC/ARC file (see the module docstring), one item per record,
+    plus an ``"error"`` skip for each file-level problem the reader reports.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    policy = policy or DedupPolicy()
+    reader = ArchiveReader(path)
+    seen = 0
+    for rec in reader:
+        item = _record_item(rec, policy)
+        # framing problems found between records (resynchronisation) are errors too
+        for p in reader.problems[seen:]:
+            if p.severity == "error" and p.offset != rec.offset:
+                yield Skip("error", offset=p.offset, message=f"{p.code}: {p.message}")
+        seen = len(reader.problems)
+        yield item
+    for p in reader.problems[seen:]:
+        if p.severity == "error":
+            yield Skip("error", offset=p.offset, message=f"{p.code}: {p.message}")
+
+
+# -- CDX --------------------------------------------------------------------------------
+def _open_text(path: str | os.PathLike[str]) -> IO[str]:
+    with open(path, "rb") as probe:
+        gz = probe.read(2) == b"\x1f\x8b"
+    raw = cast(IO[bytes], gzip.open(path, "rb") if gz else open(path, "rb"))  # noqa: SIM115
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
+
+
+def _cdx_date(line: CdxLine) -> str:
+    if line.date:
+        return line.date
+    return format_w3c_date(from_timestamp14(line.timestamp))
+
+
+def _cdx_item(line: CdxLine, number: int, policy: DedupPolicy) -> Item:
+    if line.mime == "warc/revisit" or line.record_type == "revisit":
+        return Skip("revisit", number)
+    if line.record_type not in ("response", "resource"):
+        return Skip("not-a-capture", number)
+    status = int(line.status) if line.status.isdigit() else None
+    digest = None if line.digest in ("", "-") else line.digest
+    decision = policy.decide(status, line.mime, None, digest)
+    if decision.action != "lookup" or digest is None:
+        return Skip(decision.reason, number)
+    try:
+        date = _cdx_date(line)
+    except ValueError as e:
+        return Skip("error", number, message=f"bad timestamp: {e}")
+    return Candidate(
+        url=line.url,
+        digest=digest,
+        date=date,
+        warc_filename=None if line.filename in ("", "-") else line.filename,
+        offset=None if line.offset < 0 else line.offset,
+        line=number,
+    )
+
+
+def cdx_originals(
+    path: str | os.PathLike[str], policy: DedupPolicy | None = None
+) -> Iterator[Item]:
+    """The originals of a CDX (11 or 9 fields, with or without header), CDXJ or ng file,
+    plain or gzip: one item per data line (header, ``!`` and blank lines not counted).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    policy = policy or DedupPolicy()
+    letters: list[str] | None = None
+    fmt: str | None = None
+    with _open_text(path) as fh:
+        for number, raw in enumerate(fh, 1):
+            text = raw.rstrip("\r\n")
+            if not text.strip() or text.startswith("!"):
+                continue
+            if text.startswith((" CDX ", "CDX ")):
+                letters = text.split()[1:]
+                fmt = "cdx9" if letters == CDX9_HEADER.split()[1:] else "cdx11"
+                continue
+            try:
+                fmt = fmt or detect_format(text)
+                if fmt in ("cdx11", "cdx9"):
+                    line = parse_cdx(text, letters)
+                else:
+                    line = parse_line(text, fmt)  # type: ignore[arg-type]
+                yield _cdx_item(line, number, policy)
+            except (ValueError, KeyError) as e:
+                yield Skip("error", number, message=str(e))
+
+
+# -- loading ----------------------------------------------------------------------------
+SOURCES: dict[SourceKind, Callable[[str | os.PathLike[str], DedupPolicy | None], Iterator[Item]]]
+SOURCES = {"crawl-log": crawl_log_originals, "warc": warc_originals, "cdx": cdx_originals}
+
+
+def _checked(c: Candidate, kind: SourceKind) -> Item:
+    """``c``, or an error skip when its digest or date would make ``add_many`` (all or
+    nothing per batch) fail."""
+    try:
+        digest_bytes(c.digest)
+        date_micros(c.date)
+    except ValueError as e:
+        return Skip("error", c.line, c.offset if kind == "warc" else None, f"{c.url}: {e}")
+    return c
+
+
+def load(
+    index: SqliteDedupIndex,
+    kind: SourceKind,
+    path: str | os.PathLike[str],
+    policy: DedupPolicy | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> SourceReport:
+    """Add the originals of one file to ``index`` and commit.
+
+    Args:
+        index: the index to fill.
+        kind: ``"crawl-log"``, ``"warc"`` or ``"cdx"``.
+        path: the file.
+        policy: which captures to index (default :class:`DedupPolicy()`).
+        progress: called with the number of items read so far, every 1000 items.
+
+    Raises:
+        OSError: the file cannot be read (what was added before is kept).
+    """
+    report = SourceReport(os.fspath(path), kind)
+    batch: list[Candidate] = []
+    n = 0
+    for item in SOURCES[kind](path, policy):
+        n += 1
+        if isinstance(item, Candidate):
+            item = _checked(item, kind)
+        if isinstance(item, Candidate):
+            batch.append(item)
+            if len(batch) >= _BATCH:
+                report.loaded += index.add_many(c.row() for c in batch)
+                batch.clear()
+        else:
+            report.skipped[item.reason] += 1
+            if item.reason == "error":
+                log.info("%s: skipped: %s", report.where(item), item.message)
+                if len(report.problems) < MAX_PROBLEMS:
+                    report.problems.append(item)
+        if progress is not None and n % 1000 == 0:
+            progress(n)
+    if batch:
+        report.loaded += index.add_many(c.row() for c in batch)
+    index.flush()
+    if progress is not None:
+        progress(n)
+    return report
