@@ -1,0 +1,199 @@
+"""``webark serve COLLECTIONS_DIR``: the resolution API (CDX server) over HTTP (uvicorn).
+
+The work is done by :func:`webark.apps.cdx_api.create_app`; this module parses the
+options, binds the socket(s) and runs uvicorn.
+
+Sockets: ``TCP_NODELAY`` is set on the listening socket (accepted connections inherit
+it), otherwise a keep-alive response written as headers + body waits ~40 ms for the
+client's delayed ACK (Nagle) — the stall BASELINE.md measured in pywb. And uvicorn runs
+with :mod:`webark.apps.http_protocol`, which sends such a response in one write.
+
+Workers (``--workers N``, N > 1): N forked processes, each with its *own* listening
+socket on the same port (``SO_REUSEPORT``), so the kernel spreads connections over them
+by a hash of the client's address. uvicorn's own ``--workers`` shares one socket, and
+then the first worker to wake accepts a whole burst of keep-alive connections: measured
+here, 16 keep-alive clients all landed on one of two workers (one core busy, one idle).
+The parent only reserves the port, prints the URL, restarts a worker that dies and
+forwards Ctrl-C / SIGTERM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+import click
+
+
+def _socket(host: str) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def _bind(host: str, port: int, *, reuseport: bool = False, listen: bool = True) -> socket.socket:
+    sock = _socket(host)
+    if reuseport:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc}") from exc
+    if listen:
+        sock.listen(2048)
+    return sock
+
+
+def _run_one(
+    sock: socket.socket, root: str, replay_base: str | None, common: dict[str, Any]
+) -> None:
+    import uvicorn
+
+    from webark.apps.cdx_api import create_app
+    from webark.apps.http_protocol import http_protocol
+
+    app = create_app(root, replay_base=replay_base)
+    config = uvicorn.Config(app, http=http_protocol(), **common)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _worker(
+    host: str, port: int, root: str, replay_base: str | None, common: dict[str, Any]
+) -> int:
+    """Fork one worker process with its own SO_REUSEPORT socket; returns its pid."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sock = _bind(host, port, reuseport=True)
+        _run_one(sock, root, replay_base, common)
+    except BaseException as exc:  # report and leave the child without running parent code
+        if not isinstance(exc, SystemExit | KeyboardInterrupt):
+            print(f"webark serve: worker {os.getpid()} failed: {exc!r}", file=sys.stderr)
+            code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _supervise(
+    host: str, port: int, workers: int, root: str, replay_base: str | None, common: dict[str, Any]
+) -> None:
+    pids = {_worker(host, port, root, replay_base, common) for _ in range(workers)}
+    stopping = False
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for p in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGTERM)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    last_restart = 0.0
+    while pids:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        pids.discard(pid)
+        if not stopping:
+            click.echo(f"webark serve: worker {pid} exited ({status}); starting another", err=True)
+            if time.monotonic() - last_restart < 1.0:
+                time.sleep(1.0)
+            last_restart = time.monotonic()
+            pids.add(_worker(host, port, root, replay_base, common))
+
+
+@click.command("serve")
+@click.argument("collections_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", default=8080, show_default=True, type=click.IntRange(0, 65535),
+    help="Port (0: any free port; the URL printed says which).",
+)  # fmt: skip
+@click.option(
+    "--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+    help="Server processes, each with its own socket on the port (about one per core).",
+)  # fmt: skip
+@click.option(
+    "--replay-base", default=None,
+    help="Base URL of the replay app for Memento links (default: this server).",
+)  # fmt: skip
+@click.option("--access-log/--no-access-log", default=False, show_default=True)
+@click.option(
+    "--proxy-headers/--no-proxy-headers", default=False, show_default=True,
+    help="Trust X-Forwarded-Proto/For (behind a reverse proxy; affects Memento links).",
+)  # fmt: skip
+@click.option(
+    "--log-level", default="warning", show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+)  # fmt: skip
+def serve(
+    collections_dir: str,
+    host: str,
+    port: int,
+    workers: int,
+    replay_base: str | None,
+    access_log: bool,
+    proxy_headers: bool,
+    log_level: str,
+) -> None:
+    """Serve the collections in COLLECTIONS_DIR: /{collection}/cdx (CDX server API),
+    /{collection}/timemap/link/{url} (Memento TimeMap), / (the list) and /openapi.json.
+
+    \b
+    webark serve archive/                      # http://127.0.0.1:8080/
+    webark serve archive/ --port 0 --workers 2
+    curl 'http://127.0.0.1:8080/demo/cdx?url=example.com/*&output=json&limit=5'
+    """
+    from webark.apps.cdx_sources import DirectoryCollections
+
+    root = os.path.abspath(collections_dir)
+    names = DirectoryCollections(root).names()
+    common: dict[str, Any] = {
+        "log_level": log_level,
+        "access_log": access_log,
+        "timeout_graceful_shutdown": 5,
+        "proxy_headers": proxy_headers,
+    }
+    if workers == 1:
+        sock = _bind(host, port)
+    else:
+        # a plain bind first: fails if anything (another `webark serve` too) has the port,
+        # which an SO_REUSEPORT bind would silently share; then reserve it for the
+        # workers (bound with SO_REUSEPORT, not listening: gets no connections)
+        probe = _bind(host, port, listen=False)
+        port = probe.getsockname()[1]
+        probe.close()
+        sock = _bind(host, port, reuseport=True, listen=False)
+    real_port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    plural = "s" if workers > 1 else ""
+    click.echo(
+        f"webark: serving {len(names)} collection(s) from {root} at http://{shown}:{real_port}/"
+        f" ({workers} worker{plural}; Ctrl-C to stop)"
+    )
+    sys.stdout.flush()
+    if workers == 1:
+        _run_one(sock, root, replay_base, common)
+        return
+    try:
+        _supervise(host, real_port, workers, root, replay_base, common)
+    finally:
+        sock.close()
