@@ -21,6 +21,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
               "Index WARC/ARC files into CDXJ, CDX (11 or 9 fields) or the ng format."),
     "collection": ("webark.cli.collection_cmds", "collection",
                    "Create collections and add or remove WARCs (indexed incrementally)."),
+    "crawl": ("webark.cli.crawl_cmds", "crawl",
+              "Crawl from seeds into WARCs, crawl.log and reports (polite, robots, --resume)."),
     "dedup": ("webark.cli.dedup_cmds", "dedup",
               "Dedup index: build it from crawl.logs, WARCs and CDX files."),
     "serve": ("webark.cli.serve_cmds", "serve",

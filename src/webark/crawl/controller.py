@@ -1,0 +1,707 @@
+"""The crawl controller: frontier → robots → fetch → WARC + crawl.log → extract → scope →
+frontier, with asyncio workers.
+
+One :class:`CrawlController` runs one job (:class:`~webark.crawl.job.CrawlJob`) in its
+directory::
+
+    JOBDIR/warcs/      WARC files (``….warc.gz.open`` while written)
+    JOBDIR/logs/crawl.log   Heritrix 3 crawl.log, one final line per URI
+    JOBDIR/reports/    reports written at the end (text + JSON)
+    JOBDIR/state/      frontier.sqlite, robots.sqlite, job.json, dedup.sqlite (dedup on)
+
+What each worker does with a URI (Heritrix 3's processor chain, much simplified):
+
+1. **Prerequisites** — the first time a host name is seen (per run) it is looked up
+   and recorded as a ``dns:HOST`` URI (hop ``P``, status 1, a ``text/dns`` response
+   record), as Heritrix does; IP literals need none. The first time an origin is seen
+   (per run) its robots.txt is fetched *inline*, while the URI holds its queue's
+   in-flight slot, so politeness still holds: the robots.txt capture is written to the
+   WARC and logged in crawl.log with hop path ``…P`` and the URI as via; then the worker
+   waits the politeness delay (robots.txt Crawl-delay included) before fetching the URI
+   itself. Heritrix schedules prerequisites as separate ``P`` URIs instead; the log
+   lines are the same.
+2. **Robots** — a URI excluded by robots.txt is logged with status -9998 and not fetched;
+   when robots.txt could not be fetched (network error, 5xx: RFC 9309 "unreachable")
+   the URI is logged with -61 (robots prerequisite failure) and not fetched.
+3. **Fetch** — :class:`~webark.fetch.HttpFetcher` (never raises for network trouble).
+4. **Write** — response, request and metadata (via, hopsFromSeed, outlinks) records;
+   with dedup on, a payload digest already archived gives an
+   ``identical-payload-digest`` revisit and the ``duplicate:digest`` annotation.
+5. **Extract + scope** — outlinks (HTML, CSS, JS, sitemaps, feeds, ``Location`` → ``R``
+   hop) are checked against the scope (:func:`~webark.crawl.scope.build_scope`) and
+   added to the frontier **before** the URI is reported finished (crash safety).
+6. **Log + finish** — the crawl.log line is written (only when the frontier will not
+   retry the URI), then :meth:`Frontier.finished` sets the queue's politeness delay
+   ``clamp(delay_factor × fetch time, min_delay, max_delay)``, raised to Crawl-delay.
+
+The crawl ends when nothing is queued or in flight, when ``max_uris`` successful fetches
+are done, or on :meth:`CrawlController.request_stop` (SIGINT/SIGTERM in the CLI):
+in-flight URIs finish, the WARC is closed and the reports are written. ``resume=True``
+continues a stopped or killed job: ``.open`` WARCs are repaired
+(:func:`~webark.warc.repair.repair_open_file`), the frontier puts URIs that were in
+flight back in their queues, and the statistics are rebuilt from crawl.log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+from webark.core.digests import digest_label
+from webark.crawl.curi import CrawlURI
+from webark.crawl.extract import extract_links
+from webark.crawl.frontier import Frontier, FrontierConfig, anchored_clock, politeness_delay
+from webark.crawl.job import CrawlJob
+from webark.crawl.reports import DEFAULT_REPORTS, Report, write_reports
+from webark.crawl.scope import Decision, build_scope
+from webark.crawl.stats import CrawlStats, StatsSnapshot
+from webark.crawllog import CrawlLogLine, format_line
+from webark.crawllog.parse import iter_crawl_log
+from webark.dedup import DedupIndex
+from webark.dedup.policy import DedupPolicy
+from webark.fetch import Exchange, FetchLimits, HttpFetcher, refusal
+from webark.fetch.dns import ip_literal
+from webark.robots import (
+    RobotsCache,
+    RobotsEntry,
+    RobotsMode,
+    RobotsPolicy,
+    RobotsStatus,
+    robots_url,
+)
+from webark.warc.builders import MetadataFields, Original, WarcinfoFields
+from webark.warc.payload import dechunk, decode_content
+from webark.warc.repair import repair_open_file
+from webark.warc.writer import AsyncWarcWriter, WarcWriter
+
+__all__ = ["CrawlController", "CrawlSetupError", "CrawlSummary", "run_job"]
+
+log = logging.getLogger(__name__)
+
+S_ROBOTS_PRECLUDED = -9998
+S_ROBOTS_PREREQUISITE_FAILURE = -61
+S_DOMAIN_PREREQUISITE_FAILURE = -6
+_MAX_EXTRACT_BYTES = 20 * 1024 * 1024
+
+
+class CrawlSetupError(Exception):
+    """The crawl cannot start (bad seed address, job directory in use …); the message
+    says what to change."""
+
+
+@dataclass(frozen=True)
+class CrawlSummary:
+    """What :meth:`CrawlController.run` returns."""
+
+    snapshot: StatsSnapshot
+    stop_reason: str
+    warcs: tuple[str, ...]
+    reports: tuple[Path, ...]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _body(ex: Exchange) -> bytes:
+    """The entity body of a response with transfer and content codings undone (for
+    link extraction only; the WARC keeps the wire bytes)."""
+    data = ex.response.read_all()[ex.head_length :]
+    if "chunked" in (ex.header("Transfer-Encoding") or "").lower():
+        data, _ = dechunk(data)
+    try:
+        return decode_content(data, ex.header("Content-Encoding"))
+    except ValueError:
+        return data
+
+
+class CrawlController:
+    """Runs one crawl job (see the module docstring).
+
+    Args:
+        job: the validated job.
+        resume: continue the job in ``job.job_dir`` (repair WARCs, reopen the frontier).
+        fetcher: a fetcher to use instead of an :class:`HttpFetcher` built from the job
+            (tests); it is not closed by the controller.
+        dedup: a dedup index (:class:`webark.dedup.DedupIndex`) to use instead of the
+            job's ``state/dedup.sqlite`` (only consulted when given or ``job.dedup``).
+        reports: the reports written at the end (default :data:`DEFAULT_REPORTS`).
+        on_progress: called about twice a second with a stats snapshot (progress line).
+    """
+
+    def __init__(
+        self,
+        job: CrawlJob,
+        *,
+        resume: bool = False,
+        fetcher: HttpFetcher | None = None,
+        dedup: DedupIndex | None = None,
+        reports: tuple[Report, ...] = DEFAULT_REPORTS,
+        on_progress: Callable[[StatsSnapshot], None] | None = None,
+        progress_interval: float = 0.5,
+    ) -> None:
+        self.job = job
+        self.resume = resume
+        self._fetcher = fetcher
+        self._own_fetcher = fetcher is None
+        self.dedup = dedup
+        self.dedup_policy = DedupPolicy()
+        self.reports = reports
+        self.on_progress = on_progress
+        self.progress_interval = progress_interval
+        self.stats = CrawlStats(job_name=job.job_name or job.job_dir.name)
+        self.robots = RobotsCache()
+        self.robots_mode = RobotsMode(job.robots)
+        self.scope = build_scope(job.scope, job.seeds)
+        self.frontier_config = FrontierConfig(
+            delay_factor=job.delay_factor,
+            min_delay=job.min_delay,
+            max_delay=job.max_delay,
+            crawl_delay_cap=job.crawl_delay_cap,
+            max_retries=job.max_retries,
+            retry_delay=job.retry_delay,
+            max_http_retries=job.max_http_retries,
+            backoff_base=job.backoff_base,
+            backoff_max=max(job.backoff_base, 3600.0),
+            max_uris=job.max_uris,
+        )
+        self._clock = anchored_clock()
+        self._stopping = False
+        self._stop_reason = "finished"
+        self._log_file: IO[str] | None = None
+        self.frontier: Frontier | None = None
+        self.writer: AsyncWarcWriter | None = None
+        self.repaired: list[str] = []
+        self._dns_done: set[str] = set()
+        self._robots_db: sqlite3.Connection | None = None
+
+    # -- control ----------------------------------------------------------------------
+    def request_stop(self, reason: str = "stopped by operator") -> None:
+        """Stop taking new URIs; in-flight ones finish, then the crawl closes cleanly."""
+        if not self._stopping:
+            self._stopping = True
+            self._stop_reason = reason
+
+    @property
+    def fetcher(self) -> HttpFetcher:
+        assert self._fetcher is not None
+        return self._fetcher
+
+    # -- setup ------------------------------------------------------------------------
+    def _prepare_dirs(self) -> None:
+        job = self.job
+        frontier_db = job.state_dir / "frontier.sqlite"
+        if not self.resume and frontier_db.exists():
+            raise CrawlSetupError(
+                f"{job.job_dir} already holds a crawl; use --resume {job.job_dir} to continue "
+                "it, or choose another -o directory"
+            )
+        if self.resume and not frontier_db.exists():
+            raise CrawlSetupError(f"{job.job_dir}: no crawl to resume (no state/frontier.sqlite)")
+        for d in (job.warcs_dir, job.logs_dir, job.reports_dir, job.state_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        if self.resume:
+            for name in sorted(os.listdir(job.warcs_dir)):
+                if name.endswith(".open"):
+                    path = job.warcs_dir / name
+                    if path.stat().st_size == 0:
+                        path.unlink()
+                        continue
+                    res = repair_open_file(path)
+                    log.info("repaired %s: %d records kept", res.new_path, res.records_kept)
+                    self.repaired.append(res.new_path)
+            self._rebuild_stats()
+        job.save()
+
+    def _rebuild_stats(self) -> None:
+        path = self.job.logs_dir / "crawl.log"
+        if not path.exists():
+            return
+        with open(path, "rb+") as f:  # a line torn by kill -9: end it
+            f.seek(0, os.SEEK_END)
+            if f.tell() > 0:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    f.write(b"\n")
+        try:
+            for _, line in iter_crawl_log(path):
+                if not isinstance(line, CrawlLogLine):
+                    continue
+                self.stats.record(
+                    line.uri,
+                    line.status,
+                    line.size or 0,
+                    line.mime_type,
+                    seed=line.hop_path == "",
+                    source=line.source_tag,
+                    duplicate=any(a.startswith("duplicate:") for a in line.annotations),
+                )
+        except Exception as e:  # a torn last line after kill -9 is not fatal
+            log.warning("crawl.log could not be read completely on resume: %s", e)
+
+    async def _check_seeds(self) -> None:
+        """Refuse private/loopback seeds early, with the option that allows them."""
+        for seed in self.job.seeds:
+            host = urlsplit(seed).hostname or ""
+            answer = await self.fetcher.lookup(host)
+            if not answer.ok:
+                log.warning("seed host %s does not resolve: %s", host, answer.error)
+                continue
+            for addr in answer.addresses:
+                msg = refusal(addr, self.job.allow_private)
+                if msg:
+                    raise CrawlSetupError(
+                        f"seed {seed}: {host} resolves to {addr}: "
+                        f"{msg.split(';')[0]}; pass --allow-private "
+                        "(job file: allow_private: true) to crawl it"
+                    )
+
+    def _make_fetcher(self) -> None:
+        job = self.job
+        if self._fetcher is None:
+            headers = [("From", job.contact_email)] if job.contact_email else []
+            self._fetcher = HttpFetcher(
+                job.user_agent,
+                limits=FetchLimits(
+                    connect_timeout=job.connect_timeout,
+                    read_timeout=job.read_timeout,
+                    max_size=job.max_fetch_bytes,
+                ),
+                resolve=dict(job.resolve) or None,
+                allow_private=job.allow_private,
+                default_headers=headers,
+            )
+
+    def _open(self) -> None:
+        job = self.job
+        self.frontier = Frontier.open(
+            job.state_dir / "frontier.sqlite", self.frontier_config, clock=self._clock
+        )
+        operator = job.operator or "; ".join(job.contact)
+        self.writer = AsyncWarcWriter(
+            WarcWriter(
+                job.warcs_dir,
+                prefix=job.warc_prefix,
+                max_size=job.warc_max_size,
+                warcinfo=WarcinfoFields.for_this_host(
+                    operator=operator,
+                    http_header_user_agent=job.user_agent,
+                    robots=self.robots_mode.value,
+                    is_part_of=self.stats.job_name,
+                ),
+            )
+        )
+        if self.dedup is None and job.dedup:
+            from webark.dedup.sqlite_dedup import open_index
+
+            self.dedup = open_index(job.state_dir / "dedup.sqlite", commit_every=1)
+        self._load_robots()
+        self._log_file = open(job.logs_dir / "crawl.log", "a", encoding="utf-8")  # noqa: SIM115
+        seeds = []
+        for s in job.seeds:
+            self.stats.add_seed(s)
+            seeds.append(CrawlURI(s, seed=True, source=s))
+        self.frontier.add_many(seeds)
+
+    async def _close(self) -> None:
+        if self.writer is not None:
+            await self.writer.close()
+        if self._log_file is not None:
+            self._log_file.close()
+        if self._robots_db is not None:
+            self._robots_db.close()
+        close = getattr(self.dedup, "close", None)
+        if callable(close) and self.job.dedup:
+            close()
+        if self._own_fetcher and self._fetcher is not None:
+            await self._fetcher.aclose()
+
+    # -- the loop ---------------------------------------------------------------------
+    async def run(self) -> CrawlSummary:
+        """Run the crawl to its end; returns the final snapshot, WARCs and reports.
+
+        Raises:
+            CrawlSetupError: the crawl cannot start (the message says why).
+        """
+        self._make_fetcher()
+        try:  # before anything is written, so a refused job can simply be run again
+            await self._check_seeds()
+            self._prepare_dirs()
+        except BaseException:
+            if self._own_fetcher:
+                await self.fetcher.aclose()
+            raise
+        self._open()
+        assert self.frontier is not None and self.writer is not None
+        try:
+            ticker = asyncio.create_task(self._ticker())
+            workers = [asyncio.create_task(self._worker(i + 1)) for i in range(self.job.workers)]
+            try:
+                await asyncio.gather(*workers)
+            finally:
+                ticker.cancel()
+                for w in workers:
+                    w.cancel()
+            if self.frontier.quota_reached and not self._stopping:
+                self._stop_reason = f"max_uris ({self.job.max_uris}) reached"
+        finally:
+            await self._close()
+        self.stats.ended = time.time()
+        self.stats.stop_reason = self._stop_reason
+        snap = self.stats.snapshot(self.frontier.stats())
+        self.frontier.close()
+        paths = write_reports(self.job.reports_dir, snap, self.reports)
+        if self.on_progress:
+            self.on_progress(snap)
+        return CrawlSummary(snap, self._stop_reason, tuple(self.writer.writer.paths), tuple(paths))
+
+    async def _ticker(self) -> None:
+        while True:
+            await asyncio.sleep(self.progress_interval)
+            if self.on_progress and self.frontier is not None:
+                try:
+                    self.on_progress(self.stats.snapshot(self.frontier.stats(top=0)))
+                except Exception:  # the progress line must never stop the crawl
+                    log.exception("progress callback failed")
+
+    async def _worker(self, n: int) -> None:
+        frontier = self.frontier
+        assert frontier is not None
+        while not self._stopping:
+            curi = frontier.next_ready()
+            if curi is None:
+                wake = frontier.next_wake()
+                if wake is None and frontier.in_flight == 0:
+                    return  # nothing queued that can become ready, nothing in flight
+                wait = 0.02 if wake is None else min(max(wake - self._clock(), 0.002), 0.25)
+                await asyncio.sleep(wait)
+                continue
+            try:
+                await self._process(curi, n)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # a bug must not stop the crawl: log it as -5
+                log.exception("error processing %s", curi.uri)
+                self._log_line(curi, -5, n, annotations=(f"err={type(e).__name__}",))
+                frontier.finished(curi, -5, 0.0)
+
+    # -- one URI ----------------------------------------------------------------------
+    async def _process(self, curi: CrawlURI, n: int) -> None:
+        frontier = self.frontier
+        assert frontier is not None
+        scheme = urlsplit(curi.uri).scheme.lower()
+        if scheme not in ("http", "https"):
+            self._log_line(curi, -7, n, annotations=("err=unsupportedScheme",))
+            frontier.finished(curi, -7, 0.0)
+            return
+        if self.job.dns_records and not await self._dns_for(curi, n):
+            if not self._will_retry(curi, S_DOMAIN_PREREQUISITE_FAILURE):
+                tries = (f"{curi.retries + 1}t",) if curi.retries else ()
+                self._log_line(curi, S_DOMAIN_PREREQUISITE_FAILURE, n, annotations=tries)
+            frontier.finished(curi, S_DOMAIN_PREREQUISITE_FAILURE, 0.0)
+            return
+        policy = await self._robots_for(curi, n)
+        crawl_delay = policy.crawl_delay(self.job.robots_token) if policy else None
+        if policy is not None and policy.status is RobotsStatus.UNREACHABLE:
+            # RFC 9309 §2.3.1.4 says "disallow all"; Heritrix logs the URI as a failed
+            # robots prerequisite (-61) rather than as excluded by robots.txt
+            self._log_line(curi, S_ROBOTS_PREREQUISITE_FAILURE, n)
+            frontier.finished(curi, S_ROBOTS_PREREQUISITE_FAILURE, 0.0, crawl_delay=crawl_delay)
+            return
+        if policy is not None and not policy.allowed(
+            curi.uri, self.job.robots_token, curi.last_hop, mode=self.robots_mode
+        ):
+            self._log_line(curi, S_ROBOTS_PRECLUDED, n)
+            frontier.finished(curi, S_ROBOTS_PRECLUDED, 0.0, crawl_delay=crawl_delay)
+            return
+        ex = await self.fetcher.fetch(curi.uri)
+        annotations = list(ex.annotations)
+        if curi.retries:
+            annotations.append(f"{curi.retries + 1}t")
+        extra: dict[str, Any] | None = None
+        size = 0
+        redirect = None
+        if ex.ok:
+            size = ex.payload_size
+            links = self._links(curi, ex)
+            redirect = next((lk.url for lk in links if lk.hop == "R"), None)
+            original = self._dedup_lookup(ex)
+            if original is not None:
+                annotations.append("duplicate:digest")
+            outlinks = tuple(f"{lk.url} {lk.hop} {lk.context}" for lk in links)
+            extra = await self._write(curi, ex, outlinks, original)
+            children = []
+            for lk in links:
+                child = curi.child(lk.url, lk.hop)
+                if self.scope.decide(child) is Decision.ACCEPT:
+                    children.append(child)
+            if children:
+                frontier.add_many(children)
+        status = ex.status
+        if not self._will_retry(curi, status):
+            self._log_line(
+                curi, status, n, ex=ex, size=size, annotations=tuple(annotations), extra=extra,
+                duplicate="duplicate:digest" in annotations, redirect=redirect,
+            )  # fmt: skip
+        frontier.finished(
+            curi,
+            status,
+            ex.duration_ms / 1000.0,
+            crawl_delay=crawl_delay,
+            retry_after=ex.header("Retry-After") if ex.ok else None,
+            size=size,
+        )
+
+    def _will_retry(self, curi: CrawlURI, status: int) -> bool:
+        """Whether :meth:`Frontier.finished` will put the URI back (same rules)."""
+        c = self.frontier_config
+        if status == 429 or 500 <= status <= 599:
+            return status in c.http_retry_statuses and curi.retries < c.max_http_retries
+        return status in c.retry_codes and curi.retries < c.max_retries
+
+    async def _dns_for(self, curi: CrawlURI, n: int) -> bool:
+        """Look the host up once per run and record it as Heritrix does: a ``dns:HOST``
+        prerequisite (hop ``P``, status 1) with a ``text/dns`` response record. IP
+        literals need no lookup. Returns False when the host does not resolve (the URI
+        then fails with -6, retried by the frontier like Heritrix's
+        ``S_DOMAIN_PREREQUISITE_FAILURE``)."""
+        host = urlsplit(curi.uri).hostname or ""
+        if host in self._dns_done or ip_literal(host) is not None:
+            return True
+        answer = await self.fetcher.lookup(host, fresh=True)
+        pre = curi.child(answer.uri, "P")
+        if not answer.ok:
+            if not self._will_retry(curi, S_DOMAIN_PREREQUISITE_FAILURE):  # final: log it
+                self._log_line(pre, answer.status, n, annotations=("err=DomainUnresolvable",))
+            return False
+        self._dns_done.add(host)
+        assert self.writer is not None
+        text = answer.text()
+        (rec,) = await self.writer.write(answer.to_record(self.writer.builder))
+        extra = {
+            "contentSize": len(text),
+            "warcFilename": os.path.basename(rec.path),
+            "warcFileOffset": rec.offset,
+        }
+        self._log_line(
+            pre, answer.status, n, size=len(text), mime="text/dns", extra=extra,
+            began=answer.resolved_at, digest=digest_label(text),
+        )  # fmt: skip
+        return True
+
+    async def _robots_for(self, curi: CrawlURI, n: int) -> RobotsPolicy | None:
+        """The robots.txt policy of the URI's origin, fetching it inline (prerequisite,
+        hop ``P``) when not known yet. None when robots are ignored."""
+        if self.robots_mode is RobotsMode.IGNORE:
+            return None
+        policy = self.robots.get(curi.uri)
+        if policy is not None:
+            return policy
+        rurl = robots_url(curi.uri)
+        ex = await self.fetcher.fetch(rurl)
+        pre = curi.child(rurl, "P")
+        extra = None
+        if ex.ok:
+            extra = await self._write(pre, ex, (), None)
+            body = _body(ex) if 200 <= ex.status < 300 else b""
+            policy = self.robots.record(rurl, ex.http_status, body)
+        else:
+            policy = self.robots.record(rurl, None)
+        self._persist_robots(rurl)
+        self._log_line(
+            pre, ex.status, n, ex=ex, size=ex.payload_size if ex.ok else 0,
+            annotations=ex.annotations, extra=extra,
+        )  # fmt: skip
+        # politeness between the prerequisite and the URI itself, as between two URIs
+        delay = politeness_delay(
+            ex.duration_ms / 1000.0,
+            self.frontier_config,
+            policy.crawl_delay(self.job.robots_token),
+        )
+        await asyncio.sleep(delay)
+        return policy
+
+    def _persist_robots(self, url: str) -> None:
+        """Keep the origin's robots.txt entry in ``state/robots.sqlite`` so a resumed
+        crawl does not fetch it again before it expires (Heritrix keeps robots in its
+        BDB state as well)."""
+        entry = self.robots.entry(url)
+        if entry is None or self._robots_db is None:
+            return
+        row = entry.to_row()
+        body = row["body"]
+        row["body"] = base64.b64encode(body if isinstance(body, bytes) else b"").decode()
+        self._robots_db.execute(
+            "INSERT OR REPLACE INTO robots VALUES (?, ?)", (entry.key, json.dumps(row))
+        )
+
+    def _load_robots(self) -> None:
+        self._robots_db = sqlite3.connect(
+            str(self.job.state_dir / "robots.sqlite"), isolation_level=None
+        )
+        self._robots_db.execute("PRAGMA journal_mode=WAL")
+        self._robots_db.execute(
+            "CREATE TABLE IF NOT EXISTS robots (key TEXT PRIMARY KEY, row TEXT)"
+        )
+        entries = []
+        for (text,) in self._robots_db.execute("SELECT row FROM robots"):
+            try:
+                row = json.loads(text)
+                row["body"] = base64.b64decode(row["body"])
+                entries.append(RobotsEntry.from_row(row))
+            except (KeyError, TypeError, ValueError) as e:
+                log.warning("ignoring a bad robots.txt entry in the state: %s", e)
+        self.robots.load(entries)
+
+    def _links(self, curi: CrawlURI, ex: Exchange) -> list[Any]:
+        if ex.payload_size > _MAX_EXTRACT_BYTES and ex.header("Location") is None:
+            return []
+        try:
+            return extract_links(curi.uri, ex.mime, _body(ex), ex.headers)
+        except Exception:
+            log.exception("link extraction failed for %s", curi.uri)
+            return []
+
+    def _dedup_lookup(self, ex: Exchange) -> Original | None:
+        if self.dedup is None or not ex.payload_digest or ex.truncated:
+            return None
+        decision = self.dedup_policy.decide(
+            ex.http_status, ex.mime, ex.payload_size, ex.payload_digest
+        )
+        if decision.action != "lookup":
+            return None
+        hit = self.dedup.lookup(ex.url, ex.payload_digest)
+        return hit.original if hit else None
+
+    async def _write(
+        self,
+        curi: CrawlURI,
+        ex: Exchange,
+        outlinks: tuple[str, ...],
+        original: Original | None,
+    ) -> dict[str, Any] | None:
+        assert self.writer is not None
+        meta = MetadataFields(
+            via=curi.via,
+            hops_from_seed=curi.hops or None,
+            source_tag=curi.source,
+            outlinks=outlinks,
+        )
+        try:
+            records = ex.to_records(self.writer.builder, meta, original)
+        except Exception as e:  # e.g. a revisit refused by the builder: store in full
+            if original is None:
+                raise
+            log.warning("revisit of %s refused (%s); writing the full response", ex.url, e)
+            records = ex.to_records(self.writer.builder, meta, None)
+            original = None
+        written = await self.writer.write(*records)
+        first = written[0]
+        if self.dedup is not None and original is None and ex.payload_digest:
+            decision = self.dedup_policy.decide(
+                ex.http_status, ex.mime, ex.payload_size, ex.payload_digest
+            )
+            if decision.action == "lookup" and not ex.truncated:
+                self.dedup.add(
+                    ex.url,
+                    ex.payload_digest,
+                    ex.started.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    first.record_id,
+                    os.path.basename(first.path),
+                    first.offset,
+                    etag=ex.header("ETag"),
+                    last_modified=ex.header("Last-Modified"),
+                )
+        return {
+            "contentSize": ex.payload_size,
+            "warcFilename": os.path.basename(first.path),
+            "warcFileOffset": first.offset,
+        }
+
+    def _log_line(
+        self,
+        curi: CrawlURI,
+        status: int,
+        n: int,
+        *,
+        ex: Exchange | None = None,
+        size: int = 0,
+        annotations: tuple[str, ...] = (),
+        extra: dict[str, Any] | None = None,
+        duplicate: bool = False,
+        redirect: str | None = None,
+        mime: str | None = None,
+        began: datetime | None = None,
+        digest: str | None = None,
+    ) -> None:
+        """Write the final crawl.log line of ``curi`` (flushed at once) and count it.
+        ``mime``, ``began`` and ``digest`` are for lines without an exchange (dns:)."""
+        ok = ex is not None and ex.ok
+        line = CrawlLogLine(
+            timestamp=_now(),
+            status=status,
+            size=size if ok or mime else None,
+            uri=curi.uri,
+            hop_path=curi.hops,
+            via=curi.via,
+            mime_type=(ex.mime or "no-type") if ex is not None and ex.ok else mime,
+            thread=n,
+            fetch_began=ex.started if ex is not None else began,
+            fetch_duration_ms=ex.duration_ms if ex is not None else (0 if began else None),
+            digest=ex.payload_digest if ex is not None and ex.ok else digest,
+            source_tag=curi.source,
+            annotations=annotations,
+            extra_info=json.dumps(extra, separators=(",", ":")) if extra else None,
+        )
+        assert self._log_file is not None
+        self._log_file.write(format_line(line) + "\n")
+        self._log_file.flush()
+        self.stats.record(
+            curi.uri,
+            status,
+            size,
+            line.mime_type,
+            seed=curi.seed,
+            source=curi.source,
+            duplicate=duplicate,
+            redirect=redirect,
+        )
+
+
+def run_job(
+    job: CrawlJob,
+    *,
+    resume: bool = False,
+    on_progress: Callable[[StatsSnapshot], None] | None = None,
+    install_signals: bool = True,
+) -> CrawlSummary:
+    """Run ``job`` in a new event loop; SIGINT/SIGTERM stop it gracefully (a second
+    signal falls back to the default handler: immediate exit; ``--resume`` recovers)."""
+    import signal
+
+    async def main() -> CrawlSummary:
+        ctl = CrawlController(job, resume=resume, on_progress=on_progress)
+        if install_signals:
+            loop = asyncio.get_running_loop()
+
+            def stop(signame: str) -> None:
+                ctl.request_stop(f"{signame} received")
+                for s in (signal.SIGINT, signal.SIGTERM):
+                    loop.remove_signal_handler(s)
+
+            for s in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(s, stop, s.name)
+        return await ctl.run()
+
+    return asyncio.run(main())

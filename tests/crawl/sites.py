@@ -1,0 +1,167 @@
+"""A tiny threaded web server for crawler tests, on 127.0.0.x, with an access log.
+
+Every request is recorded with its server-side start and end times
+(``time.monotonic()``), so tests can prove politeness: no two requests to one host at
+once, and the pause between them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+Page = tuple[int, tuple[tuple[str, str], ...], bytes]
+"""``(status, headers, body)`` of one path."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One request as the server saw it."""
+
+    path: str
+    status: int
+    start: float
+    end: float
+    user_agent: str
+
+
+class TestSite:
+    """Serve ``pages`` (path → :data:`Page`) on ``host`` (a free port); unknown paths 404.
+
+    Use as a context manager; :attr:`hits` is the access log (thread-safe list).
+    """
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self, pages: Mapping[str, Page], host: str = "127.0.0.1", delay: float = 0.0):
+        self.pages = dict(pages)
+        self.host = host
+        self.delay = delay
+        self.hits: list[Hit] = []
+        self._lock = threading.Lock()
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                start = time.monotonic()
+                status, headers, body = site.pages.get(
+                    self.path, (404, (("Content-Type", "text/html"),), b"<h1>not found</h1>")
+                )
+                if site.delay:
+                    time.sleep(site.delay)
+                self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                self.wfile.flush()
+                end = time.monotonic()
+                with site._lock:
+                    site.hits.append(
+                        Hit(self.path, status, start, end, self.headers.get("User-Agent", ""))
+                    )
+
+        self.server = ThreadingHTTPServer((host, 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def url(self, path: str) -> str:
+        return self.origin + path
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            return [h.path for h in self.hits]
+
+    def snapshot(self) -> list[Hit]:
+        with self._lock:
+            return list(self.hits)
+
+    def start(self) -> TestSite:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> TestSite:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+HTML = (("Content-Type", "text/html; charset=utf-8"),)
+PNG = (("Content-Type", "image/png"),)
+CSS = (("Content-Type", "text/css"),)
+TEXT = (("Content-Type", "text/plain"),)
+PNG_BYTES = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+
+
+def html(body: str) -> bytes:
+    return f"<!doctype html><html><head><title>t</title></head><body>{body}</body></html>".encode()
+
+
+def static_site(
+    n_pages: int = 25, crawl_delay: float | None = 0.05, other: str | None = None
+) -> dict[str, Page]:
+    """A small site: robots.txt (``Disallow: /private/``, Crawl-delay), an index linking
+    to ``/p/1..5.html``, page N linking to N+5 (so hop paths grow: ``LLLLL``), a style
+    sheet with a background image, a logo, a redirect (``/old`` → ``/new.html``), a 404,
+    a 500 and a robots-excluded page. ``other`` is an origin linked from page 10."""
+    robots = "User-agent: *\nDisallow: /private/\n"
+    if crawl_delay:
+        robots += f"Crawl-delay: {crawl_delay}\n"
+    pages: dict[str, Page] = {
+        "/robots.txt": (200, TEXT, robots.encode()),
+        "/style.css": (200, CSS, b"body { background: url(/img/bg.png) }"),
+        "/img/logo.png": (200, PNG, PNG_BYTES),
+        "/img/bg.png": (200, PNG, PNG_BYTES[::-1]),
+        "/old": (301, (("Location", "/new.html"), *HTML), html("moved")),
+        "/new.html": (200, HTML, html("new page")),
+        "/error.html": (500, HTML, html("server error")),
+        "/private/secret.html": (200, HTML, html("secret")),
+    }
+    head = '<link rel="stylesheet" href="/style.css"><img src="/img/logo.png">'
+    first = "".join(f'<a href="/p/{i}.html">p{i}</a>' for i in range(1, 6))
+    pages["/"] = (
+        200,
+        HTML,
+        html(
+            head + first + '<a href="/old">old</a><a href="/missing.html">missing</a>'
+            '<a href="/error.html">error</a><a href="/private/secret.html">secret</a>'
+        ),
+    )
+    for i in range(1, n_pages + 1):
+        links = head + '<a href="/">home</a>'
+        if i + 5 <= n_pages:
+            links += f'<a href="/p/{i + 5}.html">next</a>'
+        if i == 10 and other:
+            links += f'<a href="{other}/b/1.html">other site</a>'
+        pages[f"/p/{i}.html"] = (200, HTML, html(links))
+    return pages
+
+
+def small_site(n_pages: int = 5) -> dict[str, Page]:
+    """A second site: no robots.txt (404: allow all), index → ``/b/1..n.html``."""
+    pages: dict[str, Page] = {
+        "/": (200, HTML, html("".join(f'<a href="/b/{i}.html">b{i}</a>' for i in range(1, 6))))
+    }
+    for i in range(1, n_pages + 1):
+        pages[f"/b/{i}.html"] = (200, HTML, html('<a href="/">home</a><img src="/img/x.png">'))
+    pages["/img/x.png"] = (200, PNG, PNG_BYTES)
+    return pages
