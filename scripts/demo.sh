@@ -1,43 +1,66 @@
 #!/usr/bin/env bash
-# The webark demo: set up, then run the WARC core on real third-party files.
-# (The crawler issue turns this into crawl -> index -> replay of the Python docs.)
+# The webark demo (README's first command): set up, then the main job on a real site.
+#   1. serve Debian's python3-doc (530 HTML pages) on 127.0.0.1,
+#   2. crawl it politely into WARCs + crawl.log + reports,
+#   3. validate the WARCs, build a collection and its index,
+#   4. start the resolution API (the "CDX server") and query it.
+# Replay (issue 5) will add browsing; the WARC tools demo is scripts/demo-warc-tools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+WEBARK_DEMO_SITE=1 bash scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
-CORPUS="${WEBARK_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 OUT="${1:-demo-out}"
 rm -rf "$OUT" && mkdir -p "$OUT"
-
+OUT="$(cd "$OUT" && pwd)"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "1. list a real crawl (pywb's iana.org WARC): first records"
-webark warc ls "$CORPUS/pywb/warcs/iana.warc.gz" | head -n 4 || true
+SITE=""
+for d in /usr/share/doc/python3/html /usr/share/doc/python3.11/html; do
+  [ -f "$d/index.html" ] && SITE="$d" && break
+done
+[ -n "$SITE" ] || { echo "python3-doc is not installed (apt-get install python3-doc)"; exit 1; }
 
-step "2. validate it: framing, fields, block + payload digests (both readings)"
-webark warc check "$CORPUS/pywb/warcs/iana.warc.gz"
+free_port() { python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+SITE_PORT=$(free_port)
+API_PORT=$(free_port)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
 
-step "3. a broken file: the error is reported at its offset and reading goes on"
-webark warc check "$CORPUS/pywb/warcs/example.warc" || echo "(exit status $? as expected: the file has an error)"
+step "1. serve $SITE on http://127.0.0.1:$SITE_PORT/"
+python -m http.server --bind 127.0.0.1 "$SITE_PORT" --directory "$SITE" >"$OUT/site-access.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$SITE_PORT/')" 2>/dev/null && break; sleep 0.1; done
 
-step "4. migrate a 2008 Heritrix ARC to WARC/1.1, one gzip member per record"
-webark warc recompress "$CORPUS/jwat/arc/IAH-20080430204825-00000-blackbook.arc.gz" "$OUT/blackbook.warc.gz"
-webark warc check "$OUT/blackbook.warc.gz"
-warcio check "$OUT/blackbook.warc.gz" && echo "warcio check: passed"
+step "2. crawl it (robots.txt obeyed, one request at a time; delays off for a local demo)"
+cat > "$OUT/job.yaml" <<YAML
+seeds: [http://127.0.0.1:$SITE_PORT/]
+job_dir: $OUT/job
+contact: webarchive@example.org
+allow_private: true     # the demo site is on loopback
+min_delay: 0
+max_delay: 0
+scope: {max_trans_hops: 0}   # stay on the demo host: no embeds from other hosts
+YAML
+time webark crawl --no-progress "$OUT/job.yaml"
+echo "WARCs:     $(ls "$OUT"/job/warcs/*.warc.gz)"
+echo "crawl.log: $OUT/job/logs/crawl.log ($(wc -l < "$OUT/job/logs/crawl.log") lines)"
+echo "reports:   $(ls "$OUT"/job/reports | tr '\n' ' ')"
+head -n 3 "$OUT/job/logs/crawl.log"
 
-step "5. write a capture with webark's WarcWriter (examples/write_capture.py)"
-mkdir -p "$OUT/written"
-python examples/write_capture.py "$OUT/written"
-webark warc check "$OUT"/written/*.warc.gz
-warcio check "$OUT"/written/*.warc.gz && echo "warcio check: passed" || echo \
-  "(warcio hashes a chunked body with its chunk framing; webark follows WARC 1.1: the payload
-  digest is over the transfer-decoded body, warc-specifications issue 22. webark warc check
-  says which reading a digest matches.)"
+step "3. validate the WARCs and index them into a collection"
+webark warc check "$OUT"/job/warcs/*.warc.gz
+webark collection init "$OUT/collections/pydocs"
+webark collection add --link "$OUT/collections/pydocs" "$OUT"/job/warcs/*.warc.gz
 
-step "6. a crawl killed mid-write: repair the .open file"
-head -c 1500000 "$OUT/blackbook.warc.gz" > "$OUT/killed.warc.gz.open"
-webark warc repair "$OUT/killed.warc.gz.open"
-webark warc check "$OUT/killed.warc.gz"
+step "4. the resolution API: http://127.0.0.1:$API_PORT/pydocs/cdx"
+webark serve "$OUT/collections" --port "$API_PORT" >"$OUT/serve.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$API_PORT/')" 2>/dev/null && break; sleep 0.1; done
+q() { echo "\$ curl '$1'"; python -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" "$1"; }
+q "http://127.0.0.1:$API_PORT/pydocs/cdx?url=127.0.0.1:$SITE_PORT/library/&matchType=prefix&limit=3"
+q "http://127.0.0.1:$API_PORT/pydocs/cdx?url=http://127.0.0.1:$SITE_PORT/tutorial/index.html&output=json"
+q "http://127.0.0.1:$API_PORT/pydocs/timemap/link/http://127.0.0.1:$SITE_PORT/"
 
-step "done: outputs in $OUT/"
-ls -l "$OUT"
+step "done: everything is in $OUT/"
+echo "Serve it yourself: webark serve $OUT/collections   (then open http://127.0.0.1:8080/)"
