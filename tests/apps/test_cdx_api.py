@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from urllib.parse import unquote_plus
 
 import pytest
@@ -502,8 +503,7 @@ def test_index_file_replaced_is_seen(colls_dir, lines) -> None:  # type: ignore[
     with TestClient(create_app(colls_dir)) as c:
         assert len(ts(c, "cdxj", url="example.com")) == 7
         write_sorted_cdxj(lines[:3], colls_dir / "cdxj" / "indexes" / "index.cdxj")
-        cdx_sources._MAPPED.clear()  # forget the 1-second stat cache
-        cdx_sources._CDXJ_CACHE.clear()
+        time.sleep(cdx_sources.RECHECK_SECONDS + 0.05)  # files are stat'ed once a second
         assert len(ts(c, "cdxj", url="example.com")) == 3
 
 

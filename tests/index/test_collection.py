@@ -16,7 +16,7 @@ from webark.cli.main import cli
 from webark.index.collection import Collection, CollectionConfig, CollectionError
 from webark.index.merge import MergedSource
 from webark.index.sorted_file import SortedCdxFile
-from webark.index.source import KeyRange, key_range
+from webark.index.source import IndexUnavailable, KeyRange, key_range
 from webark.index.sqlite_store import SqliteStore
 from webark.index.zipnum import ZipNumIndex
 
@@ -148,6 +148,19 @@ def test_name_clash_and_junk_fail(tmp_path: Path, warcs: list[Path]) -> None:
     assert not (tmp_path / "c/warcs/junk.warc.gz").exists()
     assert [f.name for f in coll.indexed()] == [warcs[0].name]
     coll.close()
+
+
+def test_no_index_is_unavailable(tmp_path: Path) -> None:
+    """A collection without any index (cdxj store, nothing added yet) cannot answer a
+    query: IndexUnavailable naming the collection (the resolution API answers 503),
+    not an empty source."""
+    coll = Collection.init(tmp_path / "empty-coll", store="cdxj")
+    assert coll.sources() == []
+    with pytest.raises(IndexUnavailable, match=r"'empty-coll'.*no index"):
+        coll.source()
+    pywb = Collection(tmp_path / "bare", CollectionConfig(name="bare", store="cdxj"))
+    with pytest.raises(IndexUnavailable, match="'bare'"):
+        pywb.source()
 
 
 def test_dropped_in_indexes_are_merged(

@@ -13,6 +13,7 @@ from webark.index.source import (
     key_range,
     pad_from,
     pad_to,
+    resolve_match,
 )
 
 
@@ -55,6 +56,24 @@ from webark.index.source import (
 )
 def test_ranges_like_pywb(url: str, match: str | None, start: str, end: str) -> None:
     assert key_range(url, match) == KeyRange(start, end)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("url", "match", "want"),
+    [
+        (" *.example.com ", None, ("example.com", "domain")),
+        ("example.com/*", None, ("example.com/", "prefix")),
+        ("http://example.com/a", None, ("http://example.com/a", "exact")),
+        ("*", None, ("", "prefix")),
+        # a given matchType takes the URL literally (pywb CDXQuery)
+        ("*.example.com", "host", ("*.example.com", "host")),
+        ("example.com/a*", "exact", ("example.com/a*", "exact")),
+    ],
+)
+def test_resolve_match(url: str, match: str | None, want: tuple[str, str]) -> None:
+    assert resolve_match(url, match) == want  # type: ignore[arg-type]
+    if want[0]:  # key_range resolves the same way
+        assert key_range(url, match) == key_range(*want)  # type: ignore[arg-type]
 
 
 def test_exact_from_to_narrow_the_range() -> None:

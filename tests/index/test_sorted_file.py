@@ -20,18 +20,23 @@ from webark.index.sorted_file import (
 from webark.index.source import IndexUnavailable, KeyRange, key_range
 
 
-@pytest.mark.parametrize("probe", [3, 16, 4096])
+@pytest.mark.parametrize(
+    ("probe", "mapped", "cache_span"),
+    [(3, False, 0), (16, False, 0), (4096, False, 0), (3, True, 0), (4096, True, 1 << 18)],
+)
 def test_range_matches_brute_force(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe: int, mapped: bool, cache_span: int
 ) -> None:
-    """Random sorted files (short lines, long lines, no final newline) and random bounds:
-    forward and backward ranges equal a filter over all lines. Tiny probe sizes make
-    every line cross block boundaries."""
+    """Random sorted files (short lines, long lines, no final newline, blank lines) and
+    random bounds: forward and backward ranges equal a filter over all non-blank lines,
+    mapped and by positional reads. Tiny probe and chunk sizes make every line cross
+    block boundaries; a cache span of 0 caches every probe (reused by later keys)."""
     monkeypatch.setattr(sf, "PROBE_SIZE", probe)
     monkeypatch.setattr(sf, "MAX_CHUNK", max(probe, 64))
-    rnd = random.Random(probe)
+    monkeypatch.setattr(sf, "PROBE_CACHE_SPAN", cache_span)
+    rnd = random.Random(probe + mapped)
     path = tmp_path / "s.txt"
-    for _ in range(60):
+    for i in range(60):
         lines = sorted(
             {
                 "".join(rnd.choice("ab c") for _ in range(rnd.randint(1, 9))).encode()
@@ -40,8 +45,15 @@ def test_range_matches_brute_force(
         )
         lines = sorted([ln for ln in lines if ln.strip()] + [b"b" * rnd.randint(0, 300)])
         lines = [ln for ln in lines if ln]
-        path.write_bytes(b"\n".join(lines) + (b"\n" if rnd.random() < 0.8 else b""))
-        s = SortedLines(path)
+        text = b"\n".join(lines) + (b"\n" if rnd.random() < 0.8 else b"")
+        if i % 3 == 0:  # blank lines (runs of them too) anywhere, at the start and end
+            text = b"".join(
+                c + b"\n" * rnd.choice((0, 0, 0, 1, 3)) if c == b"\n" else c
+                for c in (text[j : j + 1] for j in range(len(text)))
+            )
+            text = b"\n" * rnd.randint(0, 2) + text
+        path.write_bytes(text)
+        s = SortedLines(path, use_mmap=mapped)
         for _ in range(25):
             a, b = sorted(
                 "".join(rnd.choice("ab c") for _ in range(rnd.randint(0, 4))).encode()
@@ -51,6 +63,48 @@ def test_range_matches_brute_force(
             assert list(s.range(a, b)) == want
             assert list(s.range(a, b, reverse=True)) == want[::-1]
             assert list(s.range(a, None)) == [ln for ln in lines if a <= ln]
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_blank_lines_hide_no_neighbours(tmp_path: Path, mapped: bool) -> None:
+    """Regression: a blank line compared as the smallest line, so the binary search
+    skipped the lines before it (``range(b"a", b"b")`` of ``"a 1\\n\\nb 2\\n"`` was
+    empty); the CDX scan lost captures the same way."""
+    p = tmp_path / "blank.txt"
+    p.write_bytes(b"a 1\n\nb 2\n")
+    s = SortedLines(p, use_mmap=mapped)
+    assert list(s.range(b"a", b"b")) == [b"a 1"]
+    assert list(s.range(b"a", b"b", reverse=True)) == [b"a 1"]
+    assert list(s.range(b"", None)) == [b"a 1", b"b 2"]
+    assert list(s.range(b"", None, reverse=True)) == [b"b 2", b"a 1"]
+    p.write_bytes(b"a 1\r\n\r\n\r\nb 2\r\n")  # CRLF blank lines
+    s = SortedLines(p, use_mmap=mapped)
+    assert list(s.range(b"a", b"b")) == [b"a 1\r"]
+    assert list(s.range(b"b", None, reverse=True)) == [b"b 2\r"]
+
+    cdx = tmp_path / "blank.cdxj"
+    a = b'com,example)/a 20200101000000 {"url": "http://example.com/a"}'
+    b = b'com,example)/b 20200101000000 {"url": "http://example.com/b"}'
+    cdx.write_bytes(a + b"\n\n" + b + b"\n")
+    src = SortedCdxFile(cdx)
+    src.lines.use_mmap = mapped
+    got = [x.url for x in src.scan(key_range("http://example.com/a"))]
+    assert got == ["http://example.com/a"]
+    assert list(src.scan_raw(key_range("example.com/", "host"), reverse=True)) == [b, a]
+
+
+def test_a_replaced_file_is_seen(tmp_path: Path) -> None:
+    """The mapping is kept between queries and renewed when the file is replaced:
+    before the next query (recheck=0) or after ``recheck`` seconds."""
+    p = tmp_path / "r.txt"
+    sf.atomic_write_lines(p, [b"a", b"b"])
+    now, later = SortedLines(p), SortedLines(p, recheck=3600)
+    assert list(now.range(b"", None)) == list(later.range(b"", None)) == [b"a", b"b"]
+    sf.atomic_write_lines(p, [b"a", b"c", b"d"])
+    assert list(now.range(b"", None)) == [b"a", b"c", b"d"]
+    assert list(later.range(b"", None)) == [b"a", b"b"]  # the old file, whole
+    later.recheck = 0
+    assert list(later.range(b"", None)) == [b"a", b"c", b"d"]
 
 
 def test_empty_file(tmp_path: Path) -> None:

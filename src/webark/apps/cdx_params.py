@@ -28,7 +28,7 @@ from typing import Literal, cast
 from urllib.parse import quote_plus
 
 from webark.apps.cdx_filters import FIELDS, CdxFilter, Collapse, canonical_field
-from webark.index.source import KeyRange, MatchType, key_range, pad_from, pad_to
+from webark.index.source import KeyRange, MatchType, key_range, pad_from, pad_to, resolve_match
 
 Output = Literal["cdxj", "json", "cdx", "link"]
 Sort = Literal["asc", "reverse", "closest"]
@@ -238,22 +238,12 @@ def parse_params(items: Iterable[tuple[str, str]]) -> CdxQuery:
     # url + matchType (pywb CDXQuery: wildcards only without matchType)
     url = single.get("url")
     mt_param = single.get("matchType")
-    match_type: str
-    if mt_param is not None:
-        if mt_param not in MATCH_TYPES:
-            raise ParamError("matchType", f"one of {', '.join(MATCH_TYPES)}, got {mt_param!r}")
-        match_type = mt_param
-    else:
-        match_type = "exact"
-        if url is not None:
-            u = url.strip()
-            if u.startswith("*."):
-                url, match_type = u[2:], "domain"
-            elif u.endswith("*"):
-                url, match_type = u[:-1], "prefix"
+    if mt_param is not None and mt_param not in MATCH_TYPES:
+        raise ParamError("matchType", f"one of {', '.join(MATCH_TYPES)}, got {mt_param!r}")
+    mt: MatchType = cast(MatchType, mt_param) if mt_param is not None else "exact"
     if url is not None:
-        url = url.strip()
-    if not url and not (match_type == "range" and url is not None) and digest is None:
+        url, mt = resolve_match(url, cast(MatchType | None, mt_param))
+    if not url and not (mt == "range" and url is not None) and digest is None:
         raise ParamError("url", "required (a URL, a SURT key, *.host or prefix*)")
     if url is not None and len(url) > 8192:
         raise ParamError("url", "longer than 8192 characters")
@@ -265,7 +255,6 @@ def parse_params(items: Iterable[tuple[str, str]]) -> CdxQuery:
     if from14 and to14 and from14 > to14:
         raise ParamError("from", f"from={single['from']} is after to={single['to']}")
 
-    mt = cast(MatchType, match_type)
     if url:
         try:
             rng = key_range(url, mt, single.get("from"), single.get("to"))

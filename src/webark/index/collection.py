@@ -85,7 +85,7 @@ from webark.index.sorted_file import (
     is_sorted_index,
     write_sorted_cdxj,
 )
-from webark.index.source import IndexSource
+from webark.index.source import IndexSource, IndexUnavailable
 from webark.index.sqlite_store import IndexedFile, SqliteStore
 from webark.index.zipnum import ZipNumIndex
 
@@ -336,21 +336,36 @@ class Collection:
 
     # -- queries -----------------------------------------------------------------------
 
-    def sources(self) -> list[IndexSource]:
+    def sources(self, *, recheck: float = 0.0) -> list[IndexSource]:
         """Every index of the collection: the SQLite store (if it exists), per-WARC and
-        other sorted CDX(J) files, ZipNum indexes (``*.idx``)."""
+        other sorted CDX(J) files, ZipNum indexes (``*.idx``). ``recheck``: seconds
+        between looks at a sorted file for a replacement (see
+        :class:`~webark.index.sorted_file.SortedLines`; 0 = before every query)."""
         out: list[IndexSource] = []
         if self.sqlite_path.exists():
             out.append(self.store())
         for d in (self.per_warc_dir, self.indexes_dir):
             if d.is_dir():
-                out += [SortedCdxFile(p) for p in sorted(d.iterdir()) if is_sorted_index(p)]
+                out += [
+                    SortedCdxFile(p, recheck=recheck)
+                    for p in sorted(d.iterdir())
+                    if is_sorted_index(p)
+                ]
         out += [ZipNumIndex(p) for p in sorted(self.indexes_dir.glob("*.idx"))]
         return out
 
-    def source(self) -> IndexSource:
-        """One :class:`IndexSource` over :meth:`sources` (merged, sorted, streaming)."""
-        srcs = self.sources()
+    def source(self, *, recheck: float = 0.0) -> IndexSource:
+        """One :class:`IndexSource` over :meth:`sources` (merged, sorted, streaming).
+
+        Raises:
+            IndexUnavailable: the collection has no index at all (no SQLite store, no
+                sorted or ZipNum index under ``indexes/``): a query could only answer
+                "nothing", which the resolution API must not (it answers 503).
+        """
+        srcs = self.sources(recheck=recheck)
+        if not srcs:
+            name = self.config.name or self.root.name
+            raise IndexUnavailable(f"collection {name!r}: no index (nothing in {self.indexes_dir})")
         return srcs[0] if len(srcs) == 1 else MergedSource(srcs)
 
     def resolver(self) -> LocationResolver:

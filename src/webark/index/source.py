@@ -109,6 +109,24 @@ def _inc_last_char(s: str) -> str:
     return s[:-1] + chr(ord(s[-1]) + 1)
 
 
+def resolve_match(url: str, match_type: MatchType | None = None) -> tuple[str, MatchType]:
+    """The URL (stripped, wildcard removed) and match type a query means: with
+    ``match_type=None``, ``*.example.com`` → ``("example.com", "domain")``,
+    ``example.com/path*`` → ``("example.com/path", "prefix")``, anything else exact;
+    a given ``match_type`` is kept and the URL taken literally (pywb's ``CDXQuery``
+    applies the wildcards only when no matchType is given). :func:`key_range` resolves
+    its arguments with this; callers that need the resolved match type (the
+    resolution API) call it themselves."""
+    url = url.strip()
+    if match_type is not None:
+        return url, match_type
+    if url.startswith("*."):
+        return url[2:], "domain"
+    if url.endswith("*"):
+        return url[:-1], "prefix"
+    return url, "exact"
+
+
 def key_range(
     url_or_key: str,
     match_type: MatchType | None = None,
@@ -123,7 +141,8 @@ def key_range(
         url_or_key: a URL (``http://www.example.com/a?b=1``, scheme optional) or an
             already canonical key (``com,example)/a?b=1``). With ``match_type=None``,
             ``*.example.com`` means domain and ``example.com/path*`` means prefix (pywb
-            applies these wildcards only when no matchType is given; so do we).
+            applies these wildcards only when no matchType is given; so do we; see
+            :func:`resolve_match`).
         match_type: ``exact`` → ``key``..``key!``; ``prefix`` → ``key``..(``key`` with its
             last character + 1), keeping a trailing ``/`` or ``?`` of the URL;
             ``host`` → ``host)/``..``host*``; ``domain`` → ``host)/``..``host-`` (a bare
@@ -140,14 +159,7 @@ def key_range(
     Raises:
         ValueError: bad ``from``/``to``, unknown match type, or an empty URL.
     """
-    url = url_or_key.strip()
-    if match_type is None:
-        if url.startswith("*."):
-            url, match_type = url[2:], "domain"
-        elif url.endswith("*"):
-            url, match_type = url[:-1], "prefix"
-        else:
-            match_type = "exact"
+    url, match_type = resolve_match(url_or_key, match_type)
     if not url:
         raise ValueError("empty url")
     f14 = pad_from(from_ts) if from_ts else None
