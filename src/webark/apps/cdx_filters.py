@@ -89,34 +89,10 @@ def canonical_field(name: str) -> str:
 
 def field_value(line: CdxLine, name: str) -> str | None:
     """The text value of field ``name`` (canonical) of ``line``; None when absent
-    (``-``, empty, a negative length/offset, a missing extra key)."""
-    if name == "urlkey":
-        v: object = line.urlkey
-    elif name == "timestamp":
-        v = line.timestamp
-    elif name == "url":
-        v = line.url
-    elif name == "mime":
-        v = line.mime
-    elif name == "status":
-        v = line.status
-    elif name == "digest":
-        v = line.digest
-    elif name == "redirect":
-        v = line.redirect
-    elif name == "robotflags":
-        v = line.robotflags
-    elif name == "length":
-        return str(line.length) if line.length >= 0 else None
-    elif name == "offset":
-        return str(line.offset) if line.offset >= 0 else None
-    elif name == "filename":
-        v = line.filename
-    elif name == "method":
-        v = line.method if line.method else line.extra.get("method")
-    else:
-        v = line.extra.get(name)
-    if v is None or v == "-" or v == "":
+    (``-``, empty, a negative length/offset, a missing extra key). See
+    :meth:`CdxLine.value`."""
+    v = line.value(name)
+    if v is None or v == "":
         return None
     return v if isinstance(v, str) else str(v)
 

@@ -120,29 +120,6 @@ def format_cdx9(line: CdxLine) -> str:
 
 
 # -- CDXJ ----------------------------------------------------------------------------------
-def _std_value(line: CdxLine, name: str) -> str | None:
-    if name == "url":
-        v = line.url
-    elif name == "mime":
-        v = line.mime
-    elif name == "status":
-        v = line.status
-    elif name == "digest":
-        v = line.digest
-    elif name == "length":
-        return None if line.length < 0 else str(line.length)
-    elif name == "offset":
-        return None if line.offset < 0 else str(line.offset)
-    elif name == "filename":
-        v = line.filename
-    else:
-        x = line.extra.get(name)
-        if x is None and name == "method":
-            return line.method
-        return None if x is None else x
-    return None if v in ("-", "") else v
-
-
 def format_cdxj(line: CdxLine, fields: Sequence[str] | None = None) -> str:
     """``key timestamp {json}`` line as cdxj-indexer writes it (``json.dumps`` spacing).
 
@@ -183,7 +160,7 @@ def format_cdxj(line: CdxLine, fields: Sequence[str] | None = None) -> str:
                     parts.append(_q(k) + ": " + (_q(v) if isinstance(v, str) else json.dumps(v)))
     else:
         for k in fields:
-            v = _std_value(line, k)
+            v = line.value(k)
             if v is not None:
                 parts.append(_q(k) + ": " + (_q(v) if isinstance(v, str) else json.dumps(v)))
     return f"{line.urlkey} {line.timestamp} {{{', '.join(parts)}}}"

@@ -63,7 +63,30 @@ class CdxLine:
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     surt: str = ""
 
+    def value(self, name: str) -> Any:
+        """The value of field ``name`` (CDXJ/CDX spelling: ``urlkey``, ``timestamp``,
+        ``url``, ``mime``, ``status``, ``digest``, ``length``, ``offset``, ``filename``,
+        ``redirect``, ``robotflags``, ``method``, or any key of :attr:`extra`), or None
+        when the line has none: ``-`` or empty text, a negative length/offset, a missing
+        extra key. Standard fields are text (numbers as decimal text); extra values keep
+        their JSON type."""
+        if name in _TEXT_FIELDS:
+            v = getattr(self, name)
+            return None if v in ("-", "") else v
+        if name == "length" or name == "offset":
+            n = getattr(self, name)
+            return None if n < 0 else str(n)
+        if name == "method" and self.method:
+            return self.method
+        return self.extra.get(name)
+
     @property
     def sort_key(self) -> tuple[str, str]:
         """``(urlkey, timestamp)``: the order of every CDX file (byte-wise, LC_ALL=C)."""
         return (self.urlkey, self.timestamp)
+
+
+_TEXT_FIELDS = frozenset(
+    {"urlkey", "timestamp", "url", "mime", "status", "digest", "filename", "redirect",
+     "robotflags"}
+)
