@@ -283,30 +283,17 @@ def parse_line(text: str) -> CrawlLogLine:
 
     if not rest:
         # Early Heritrix 1.x layout: no source-tag column; column 11 is the annotations.
-        return CrawlLogLine(
-            timestamp,
-            status,
-            size,
-            uri,
-            hop_path,
-            via,
-            mime,
-            thread,
-            fetch_began,
-            duration,
-            digest,
-            None,
-            split_annotations(values[10]),
-            None,
-        )
-
-    source_tag = None if values[10] == "-" else values[10]
-    annotations_col, extra = _split_extra(rest)
-    if extra is None and rest.rstrip(" ").endswith("}") and " {" in rest:
-        brace = rest.find(" {") + 1
-        raise fail("extra info is not a one-line JSON object", "extra info", rest_col + brace)
-    if not annotations_col:
-        raise fail("annotations column is missing before the extra info", "annotations", rest_col)
+        source_tag, annotations_col, extra = None, values[10], None
+    else:
+        source_tag = None if values[10] == "-" else values[10]
+        annotations_col, extra = _split_extra(rest)
+        if extra is None and rest.rstrip(" ").endswith("}") and " {" in rest:
+            brace = rest.find(" {") + 1
+            raise fail("extra info is not a one-line JSON object", "extra info",
+                       rest_col + brace)
+        if not annotations_col:
+            raise fail("annotations column is missing before the extra info", "annotations",
+                       rest_col)
     return CrawlLogLine(
         timestamp,
         status,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
@@ -127,9 +128,10 @@ def host_of(uri: str) -> str | None:
     return host_to_ascii(host)
 
 
-class _Predicated:
+class _Predicated(ABC):
     """Answer ``decision`` when :meth:`matches` holds, else NONE (Heritrix
-    ``PredicatedDecideRule``)."""
+    ``PredicatedDecideRule``). An internal helper for the rules below; rules of other
+    modules only need the :class:`DecideRule` protocol."""
 
     default_decision = Decision.ACCEPT
 
@@ -141,8 +143,9 @@ class _Predicated:
     def only_decision(self) -> Decision:
         return self.decision
 
-    def matches(self, curi: CrawlURI) -> bool:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def matches(self, curi: CrawlURI) -> bool:
+        """True when the rule's condition holds for ``curi``."""
 
     def decide(self, curi: CrawlURI) -> Decision:
         return self.decision if self.matches(curi) else Decision.NONE
