@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""bench/crawl.py — crawl throughput: ``webark crawl`` vs ``wget --recursive --warc-file``.
+
+    .venv/bin/python bench/crawl.py              # median of 3, interleaved (~40 s)
+    .venv/bin/python bench/crawl.py --runs 5
+    .venv/bin/python bench/crawl.py --check      # exit 1 when the target is missed
+
+Site: Debian's python3-doc served by nginx on 127.0.0.1:8801 through the peers'
+``site.sh`` (``../shared/peers`` or ``$WEBARK_PEERS_DIR``). When the site is not
+running, the script starts it and stops it again at the end (site.sh stops nginx by
+its master PID).
+
+Tools (each run a fresh child under ``/usr/bin/time -v``, fresh output folder):
+
+  wget    exactly as peers/wget_crawl.sh: ``wget --recursive --level=inf --no-parent
+          -e robots=off --warc-file=OUT/docs --no-verbose -P OUT/tree SEED``
+  webark  ``.venv/bin/webark crawl --no-progress job.yaml`` with seeds [SEED],
+          contact, allow_private, min_delay 0, max_delay 0, delay_factor 0,
+          dedup true, scope {max_trans_hops: 0}; WARC, digests, crawl.log and reports
+          on (their defaults). Politeness off, robots.txt obeyed (one 404 fetch).
+
+Figures (median run by wall time, per tool):
+  wall s     spawn-to-exit wall time of the child (what BASELINE.md reports for wget)
+  URLs/s     HTTP responses fetched (WARC response + revisit records, any status,
+             dns: records excluded) / wall s
+  MB/s       "input bytes": HTTP message bytes (status line, headers, body as
+             received) summed over the WARC response records; revisit records count
+             their header bytes only (the body is not stored). 10^6 bytes per MB.
+  CPU s      user + sys of the child (and of any children it waited for), /usr/bin/time
+  RSS MB     peak RSS of the child, /usr/bin/time "Maximum resident set size"
+             (/usr/bin/time forks the child itself, so the figure is not inflated by
+             this big parent, as ru_maxrss of a vfork/exec child would be)
+
+Checks: every URL that got a 200 from wget must also have got a 200 from webark, else
+a WARNING and exit 2 (wget: 556 x 200 + 1 x 404, i.e. BASELINE.md's 557 responses).
+webark may fetch more: /robots.txt (404) and links it extracts from JS/JSON
+(_static/glossary.json, and two 404s from searchindex.js); these are printed as notes.
+
+Target (issue): webark >= 3 x wget in URLs/s. Last line of stdout: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, cache_dir, log, machine_info, peers_dir
+
+SEED = "http://127.0.0.1:8801/"
+TARGET = 3.0
+WEBARK = ROOT / ".venv" / "bin" / "webark"
+
+JOB_YAML = """\
+seeds: [{seed}]
+job_dir: {job_dir}
+contact: webarchive@example.org
+allow_private: true
+min_delay: 0
+max_delay: 0
+delay_factor: 0
+dedup: true
+scope: {{max_trans_hops: 0}}
+"""
+
+
+def site(cmd: str) -> dict:
+    out = subprocess.run(
+        [str(peers_dir() / "site.sh"), cmd], check=True, stdout=subprocess.PIPE, text=True
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def parse_time_v(path: Path) -> dict:
+    vals: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if ":" in line:
+            k, v = line.strip().rsplit(": ", 1) if ": " in line else (line, "")
+            vals[k.strip()] = v.strip()
+    return {
+        "user_s": float(vals["User time (seconds)"]),
+        "sys_s": float(vals["System time (seconds)"]),
+        "rss_kb": int(vals["Maximum resident set size (kbytes)"]),
+        "exit": int(vals.get("Exit status", "0")),
+    }
+
+
+def scan_warcs(paths: list[Path]) -> dict:
+    """Count HTTP captures in the WARCs: statuses, URL sets, input bytes."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    status: dict[int, int] = {}
+    ok_urls: set[str] = set()
+    fetched = 0
+    in_bytes = 0
+    revisits = 0
+    records = 0
+    for p in paths:
+        for rec in ArchiveIterator(str(p), record_types=WarcRecordType.any_type, parse_http=True):
+            records += 1
+            if rec.record_type not in (WarcRecordType.response, WarcRecordType.revisit):
+                continue
+            uri = (rec.headers.get("WARC-Target-URI") or "").strip("<>")  # wget: <uri>
+            if not uri.startswith("http"):
+                continue  # dns:
+            fetched += 1
+            in_bytes += int(rec.headers.get("Content-Length") or 0)  # HTTP head + body
+            if rec.record_type == WarcRecordType.revisit:
+                revisits += 1
+            code = (rec.http_headers.status_code if rec.http_headers is not None else 0) or 0
+            status[code] = status.get(code, 0) + 1
+            if code == 200:
+                ok_urls.add(uri)
+    return {
+        "records": records,
+        "fetched": fetched,
+        "input_bytes": in_bytes,
+        "revisits": revisits,
+        "status": {str(k): v for k, v in sorted(status.items())},
+        "ok_urls": ok_urls,
+    }
+
+
+def run_one(tool: str, work: Path) -> dict:
+    out = work / tool
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    tfile = out / "time.txt"
+    if tool == "wget":
+        argv = [
+            "wget",
+            "--recursive",
+            "--level=inf",
+            "--no-parent",
+            "-e",
+            "robots=off",
+            f"--warc-file={out}/docs",
+            "--no-verbose",
+            "-P",
+            f"{out}/tree",
+            SEED,
+        ]
+    else:
+        job = out / "job.yaml"
+        job.write_text(JOB_YAML.format(seed=SEED, job_dir=out / "job"))
+        argv = [str(WEBARK), "crawl", "--no-progress", str(job)]
+    with open(out / "stdout.log", "wb") as so:
+        t0 = time.perf_counter()
+        p = subprocess.run(
+            ["/usr/bin/time", "-v", "-o", str(tfile), *argv], stdout=so, stderr=subprocess.STDOUT
+        )
+        wall = time.perf_counter() - t0
+    tv = parse_time_v(tfile)
+    if tool == "wget":
+        if p.returncode not in (0, 8):  # 8: some links 404 (expected, see BASELINE.md)
+            raise RuntimeError(f"wget exited {p.returncode}: {out}/stdout.log")
+        warcs = [out / "docs.warc.gz"]
+    else:
+        if p.returncode != 0:
+            raise RuntimeError(f"webark crawl exited {p.returncode}: {out}/stdout.log")
+        warcs = sorted((out / "job" / "warcs").glob("*.warc.gz"))
+    scan = scan_warcs(warcs)
+    r = {
+        "tool": tool,
+        "wall_s": round(wall, 3),
+        "cpu_s": round(tv["user_s"] + tv["sys_s"], 2),
+        "user_s": tv["user_s"],
+        "sys_s": tv["sys_s"],
+        "rss_kb": tv["rss_kb"],
+        "exit": p.returncode,
+        "warc_gz_bytes": sum(w.stat().st_size for w in warcs),
+        **scan,
+    }
+    if tool == "webark":
+        log_lines = (out / "job" / "logs" / "crawl.log").read_text().splitlines()
+        r["crawl_log_lines"] = len(log_lines)
+        rep = json.loads((out / "job" / "reports" / "crawl-report.json").read_text())
+        r["own_duration_s"] = rep.get("duration_s")
+    r["urls_per_s"] = r["fetched"] / wall
+    r["mb_per_s"] = r["input_bytes"] / 1e6 / wall
+    return r
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--tools", default="wget,webark")
+    ap.add_argument("--check", action="store_true", help="exit 1 when the target is missed")
+    args = ap.parse_args()
+    tools = args.tools.split(",")
+    if not WEBARK.exists():
+        raise SystemExit(f"{WEBARK} missing: install the project into .venv")
+    if not shutil.which("wget") or not Path("/usr/bin/time").exists():
+        raise SystemExit("needs wget and /usr/bin/time (apt-get install wget time)")
+
+    started = False
+    if site("status").get("status") != "running":
+        log("starting the peers' site (site.sh start)")
+        site("start")
+        started = True
+    work = cache_dir() / "crawl"
+    runs: dict[str, list[dict]] = {t: [] for t in tools}
+    try:
+        # warm-up: one unmeasured fetch of every page (page cache, nginx workers)
+        log("warm-up: one wget crawl (not measured)")
+        run_one("wget", work)
+        for i in range(args.runs):
+            order = tools if i % 2 == 0 else tools[::-1]
+            for t in order:
+                r = run_one(t, work)
+                runs[t].append(r)
+                noisy = "  NOISY (wall > 1.1 x CPU)" if r["wall_s"] > 1.1 * r["cpu_s"] else ""
+                log(
+                    f"round {i + 1} {t:6s}: {r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU, "
+                    f"{r['fetched']} URLs {r['status']}, {r['rss_kb'] / 1024:.1f} MB RSS{noisy}"
+                )
+    finally:
+        if started:
+            site("stop")
+
+    med = {}
+    for t, rs in runs.items():
+        srt = sorted(rs, key=lambda r: r["wall_s"])
+        med[t] = srt[(len(srt) - 1) // 2]
+
+    # same pages?
+    problems: list[str] = []
+    notes: list[str] = []
+    if "wget" in med and "webark" in med:
+        a, b = med["wget"]["ok_urls"], med["webark"]["ok_urls"]
+        only_w, only_k = sorted(a - b), sorted(b - a)
+        if only_w:  # webark must get every page wget got
+            problems.append(
+                f"pages wget got (200) and webark did not: {len(only_w)}, e.g. {only_w[:5]}"
+            )
+        if only_k:  # a superset is fine: webark also extracts links from JS/JSON
+            notes.append(f"200s only webark got: {len(only_k)}: {only_k[:5]}")
+
+    print()
+    print(f"crawl of {SEED} (python3-doc, nginx), median of {args.runs} by wall time, interleaved")
+    hdr = (
+        f"{'tool':8s} {'wall s':>7s} {'URLs':>5s} {'200s':>5s} {'URLs/s':>7s} {'MB/s':>6s} "
+        f"{'CPU s':>6s} {'RSS MB':>7s} {'WARC MB':>8s}  all wall s"
+    )
+    print(hdr)
+    print("-" * len(hdr))
+    for t in tools:
+        r = med[t]
+        print(
+            f"{t:8s} {r['wall_s']:7.2f} {r['fetched']:5d} {r['status'].get('200', 0):5d} "
+            f"{r['urls_per_s']:7.1f} {r['mb_per_s']:6.2f} {r['cpu_s']:6.2f} "
+            f"{r['rss_kb'] / 1024:7.1f} {r['warc_gz_bytes'] / 1e6:8.2f}  "
+            f"{' / '.join(format(x['wall_s'], '.2f') for x in runs[t])}"
+        )
+    ratio = None
+    if "wget" in med and "webark" in med:
+        ratio = med["webark"]["urls_per_s"] / med["wget"]["urls_per_s"]
+        cpu_ratio = med["webark"]["cpu_s"] / med["wget"]["cpu_s"]
+        met = ratio >= TARGET
+        print(
+            f"\nwebark / wget URLs/s = {ratio:.2f}x  (target >= {TARGET:.0f}x: "
+            f"{'met' if met else 'NOT met'}); CPU s webark / wget = {cpu_ratio:.2f}x"
+        )
+        k = med["webark"]
+        print(
+            f"webark: statuses {k['status']}, {k['revisits']} revisit(s), crawl.log "
+            f"{k['crawl_log_lines']} lines, own duration {k['own_duration_s']} s; "
+            f"wget: statuses {med['wget']['status']}"
+        )
+    for n in notes:
+        print("note:", n)
+    for pr in problems:
+        print("WARNING:", pr)
+
+    out = {
+        "bench": "crawl",
+        "seed": SEED,
+        "runs": args.runs,
+        "machine": machine_info(),
+        "target_ratio": TARGET,
+        "ratio_urls_per_s": ratio and round(ratio, 3),
+        "problems": problems,
+        "notes": notes,
+        "tools": {},
+    }
+    for t in tools:
+        r = med[t]
+        out["tools"][t] = {
+            k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items() if k != "ok_urls"
+        }
+        out["tools"][t]["all_wall_s"] = [x["wall_s"] for x in runs[t]]
+        out["tools"][t]["ok_200"] = len(r["ok_urls"])
+    print(json.dumps(out))
+    if problems:
+        return 2
+    if args.check and ratio is not None and ratio < TARGET:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
