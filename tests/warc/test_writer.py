@@ -374,3 +374,13 @@ def test_written_offsets_and_lengths_match_the_reader(tmp_path) -> None:
         read = [(r.offset, r.length) for r in ArchiveReader(w.paths[0]) if r.type != "warcinfo"]
         assert len(read) == 2
         assert [(r.offset, r.length) for r in written] == read, codec
+
+
+def test_missing_output_directory_is_created(tmp_path) -> None:
+    from webark.warc.builders import WarcinfoFields
+    from webark.warc.writer import WarcWriter
+
+    target = tmp_path / "a" / "b"
+    with WarcWriter(target, warcinfo=WarcinfoFields(hostname="h")) as w:
+        w.write(w.builder.resource("http://example.org/x", b"x", "text/plain"))
+    assert len(list(target.glob("*.warc.gz"))) == 1

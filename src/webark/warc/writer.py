@@ -473,7 +473,7 @@ class WarcWriter:
                                         ip_address="93.184.216.34"))
 
     Args:
-        directory: where the files go (must exist).
+        directory: where the files go (created, with its parents, when missing).
         prefix: first part of the file names.
         compression: ``"gzip"`` (default), ``"zstd"`` or ``"none"``.
         max_size: rotate before a file would pass this many bytes on disk (default 10^9).
@@ -529,6 +529,7 @@ class WarcWriter:
         except (KeyError, IndexError, ValueError) as e:
             raise ValueError(f"bad file-name template {template!r}: {e!r}") from e
         self.directory = os.fspath(directory)
+        os.makedirs(self.directory, exist_ok=True)
         self.prefix = prefix
         self.compression: Codec = compression
         self.max_size = max_size
