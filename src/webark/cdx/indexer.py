@@ -840,6 +840,8 @@ class FileIndex:
         filename: the ``filename`` to write (default ``options.file_name(path)``).
         offset_base: added to every offset (``path`` holds a part of a bigger file).
         display_path: the file name used in problem reports (default ``path``).
+        start, end: index only the records that start in ``[start, end)`` (offsets stay
+            those of the whole file; see :class:`ArchiveReader`; not for ARC files).
 
     Attributes (valid during and after iteration):
         problems: the reader's problems (broken records with file and offset) and the
@@ -861,13 +863,15 @@ class FileIndex:
         filename: str | None = None,
         offset_base: int = 0,
         display_path: str | None = None,
+        start: int = 0,
+        end: int | None = None,
     ):
         self.path = os.fspath(path)
         self.options = options or IndexOptions()
         self.filename = filename if filename is not None else self.options.file_name(self.path)
         self.offset_base = offset_base
         self.display_path = display_path or self.path
-        self.reader = ArchiveReader(self.path)
+        self.reader = ArchiveReader(self.path, start=start, end=end)
         self.indexer_problems: list[Problem] = []
         self.lines = 0
         self.first_offset = self.last_offset = self.last_length = -1
@@ -920,16 +924,17 @@ def index_file(path: str | os.PathLike[str], options: IndexOptions | None = None
 
 # -- text output, one file split over several processes ----------------------------------------
 #
-# The reader reads a whole file, so a worker indexes a byte range by reading a copy of
-# that range (a memfd, i.e. RAM, never disk) through /proc/self/fd/N; offsets are then
-# shifted back. Ranges start at record boundaries found by :func:`split_points`; a
-# range is only trusted when its worker read it cleanly (first record at its start, last
+# A worker indexes a byte range of the file with ``ArchiveReader(path, start=…, end=…)``
+# (offsets are those of the whole file; nothing is copied). Ranges start at record
+# boundaries found by :func:`split_points`; a range is only trusted when its worker read
+# it cleanly (first record at its start, last
 # record ending at its end, no error or warning problem), otherwise the file is indexed
 # sequentially from the first untrusted range on. The output is therefore the same as
 # :func:`index_file`'s. See docs/cdx-ng.md ("Speed").
 
 CHUNK_BYTES = 64 * 1024 * 1024
-"""Largest byte range given to one worker (its memfd copy holds this much RAM)."""
+"""Largest byte range given to one worker (several ranges per worker show progress and
+balance the load)."""
 
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024
 """Files smaller than this are indexed in one process (forking costs more)."""
@@ -1111,46 +1116,28 @@ def _index_range(
 
     write = formatter(fmt, fields)  # type: ignore[arg-type]
     n = end - start
-    mfd = os.memfd_create("webark-index-range")
-    try:
-        with open(path, "rb") as src:
-            copied = 0
-            while copied < n:
-                try:
-                    k = os.copy_file_range(src.fileno(), mfd, n - copied, start + copied)
-                except OSError:
-                    k = os.write(
-                        mfd, os.pread(src.fileno(), min(n - copied, 1 << 24), start + copied)
-                    )
-                if k <= 0:
-                    break
-                copied += k
-        fi = FileIndex(
-            f"/proc/self/fd/{mfd}", options, filename=filename, offset_base=start, display_path=path
-        )
-        lines: list[str] = []
-        append = lines.append
-        slots = _progress_slots
-        for i, line in enumerate(fi):
-            append(write(line))
-            if slots is not None and not i & 255:
-                slots[slot] = max(line.offset - start, 0)  # type: ignore[index]
-        last_offset, last_length = fi.last_offset, fi.last_length
-        problems = fi.problems
-        clean = (
-            copied == n
-            and fi.first_offset in (start, -1)
-            and not any(p.severity != "forgiven" for p in problems)
-        )
-        if clean and fi.records_read:
-            tail = end - (last_offset + last_length)
-            gz = fi.reader.compression == "gzip"
-            clean = tail == 0 if gz else 0 <= tail <= 4096
-        if slots is not None:
-            slots[slot] = n  # type: ignore[index]
-        return TextChunk(lines, problems, fi.records_read, start, end), clean
-    finally:
-        os.close(mfd)
+    fi = FileIndex(path, options, filename=filename, start=start, end=end)
+    lines: list[str] = []
+    append = lines.append
+    slots = _progress_slots
+    for i, line in enumerate(fi):
+        append(write(line))
+        if slots is not None and not i & 255:
+            slots[slot] = max(line.offset - start, 0)  # type: ignore[index]
+    last_offset, last_length = fi.last_offset, fi.last_length
+    problems = fi.problems
+    clean = (
+        fi.reader.format == "warc"
+        and fi.first_offset in (start, -1)
+        and not any(p.severity != "forgiven" for p in problems)
+    )
+    if clean and fi.records_read:
+        tail = end - (last_offset + last_length)
+        gz = fi.reader.compression == "gzip"
+        clean = tail == 0 if gz else 0 <= tail <= 4096
+    if slots is not None:
+        slots[slot] = n  # type: ignore[index]
+    return TextChunk(lines, problems, fi.records_read, start, end), clean
 
 
 def index_file_text(
@@ -1167,8 +1154,8 @@ def index_file_text(
         path: the file.
         options: :class:`IndexOptions` (default: cdxj-indexer's defaults).
         fmt: ``cdxj``, ``cdx11``, ``cdx9`` or ``ng`` (:mod:`webark.cdx.formats`).
-        jobs: processes to use; files smaller than :data:`PARALLEL_MIN_BYTES`, ARC and
-            zstd files, and systems without ``os.memfd_create`` use one.
+        jobs: processes to use; files smaller than :data:`PARALLEL_MIN_BYTES`, ARC,
+            zstd and whole-file gzip files use one.
         progress: called (in this process) with the bytes of the file done so far.
 
     Yields:
@@ -1187,12 +1174,7 @@ def index_file_text(
     fields = opts.output_fields
     filename = opts.file_name(p)
     points = None
-    if (
-        jobs > 1
-        and size >= PARALLEL_MIN_BYTES
-        and hasattr(os, "memfd_create")
-        and os.path.isdir("/proc/self/fd")
-    ):
+    if jobs > 1 and size >= PARALLEL_MIN_BYTES:
         parts = max(jobs, -(-size // CHUNK_BYTES))
         parts = -(-parts // jobs) * jobs
         points = split_points(p, parts)
@@ -1220,7 +1202,7 @@ def index_file_text(
                 except TimeoutError:
                     if progress is not None:
                         progress(sum(slots))
-                except Exception:  # a worker failed (no memfd, /proc, …): one process
+                except Exception:  # a worker failed (an ARC range: ValueError, …): one process
                     chunk, clean = TextChunk([], [], 0, 0, 0), False
                     break
             if not clean:

@@ -49,13 +49,17 @@ class CarefulReader:
         path: name used in problem reports.
         compression: ``"none"``, ``"gzip"`` or ``"zstd"`` (see ``detect_compression``).
         base: file offset of ``f``'s position (to resume after the fast reader).
+        end: stop before the first record whose stored offset is ``end`` or more (a
+            byte range of the file; the last record is read to its end, past ``end``).
 
     After (or during) iteration, :attr:`problems` lists everything reported, in file order;
     each record also carries its own in ``record.forgiven``.
     """
 
-    def __init__(self, f: BinaryIO, path: str, compression: Compression, base: int = 0):
+    def __init__(self, f: BinaryIO, path: str, compression: Compression, base: int = 0,
+                 end: int | None = None):
         self.path = path
+        self.end = end
         self.problems: list[Problem] = []
         self._current: list[Problem] | None = None
         self.stream = LogicalStream(f, compression, self._stream_problem, base=base)
@@ -96,6 +100,8 @@ class CarefulReader:
                 return
             start = s.tell()
             offset, exact = s.stored_offset(start)
+            if self.end is not None and offset >= self.end:
+                return
             mine: list[Problem] = []
             self._current = mine
             if not exact and self.compression != "none":

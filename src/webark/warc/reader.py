@@ -49,6 +49,12 @@ class ArchiveReader:
     Args:
         path: file to read (any of the formats above; detected from content, not name).
         careful: use the careful parser for the whole file (``webark warc check`` does).
+        start, end: read only the records whose stored offset is in ``[start, end)``
+            (``end=None``: to the end of the file). ``start`` must be where a record
+            starts (a gzip member or zstd frame, or a ``WARC/`` line); the last record
+            is read to its end even past ``end``. Offsets stay those of the whole file,
+            so a file split at record starts reads, range after range, like the whole
+            file. Not supported for ARC files (``ValueError`` when iterating).
 
     Attributes (valid during and after iteration):
         problems: every :class:`Problem` found so far, file-level ones included.
@@ -61,9 +67,14 @@ class ArchiveReader:
     iteration itself never raises for bad content, only ``OSError`` for I/O failures.
     """
 
-    def __init__(self, path: str | os.PathLike[str], careful: bool = False):
+    def __init__(self, path: str | os.PathLike[str], careful: bool = False,
+                 start: int = 0, end: int | None = None):
+        if start < 0 or (end is not None and end < start):
+            raise ValueError(f"bad byte range {start}-{end}")
         self.path = os.fspath(path)
         self.careful = careful
+        self.start = start
+        self.end = end
         self.problems: list[Problem] = []
         self.format = "warc"
         self.compression: Compression = "none"
@@ -80,11 +91,15 @@ class ArchiveReader:
             self.compression = detect_compression(head.lstrip(b"\x00")[:8] or head[:8])
             if self._is_arc(f):
                 self.format = "arc"
+                if self.start != 0 or self.end is not None:
+                    raise ValueError("byte ranges are not supported for ARC files")
                 yield from self._iter_arc(f)
+                return
+            if self.end is not None and self.end <= self.start:
                 return
             if self.careful or self.compression == "zstd":
                 self.engine = "careful"
-                yield from self._iter_careful(f, 0)
+                yield from self._iter_careful(f, self.start)
                 return
             yield from self._iter_fast(f)
 
@@ -106,8 +121,14 @@ class ArchiveReader:
             self.problems.append(stop.problem)
 
     def _iter_careful(self, f: BinaryIO, base: int) -> Iterator[WarcRecord]:
+        zdict = None
+        if self.compression == "zstd" and base > 0:
+            # frames compressed with the file's dictionary (stored at its start)
+            zdict = read_zstd_dictionary(f)
         f.seek(base)
-        reader = CarefulReader(f, self.path, self.compression, base=base)
+        reader = CarefulReader(f, self.path, self.compression, base=base, end=self.end)
+        if zdict is not None:
+            reader.stream.use_dictionary(zdict)
         seen = len(reader.problems)
         for rec in reader:
             self._take(reader, seen)
@@ -140,8 +161,15 @@ class ArchiveReader:
         make = WarcRecord.trusted
         magic_want = b"\x1f\x8b" if gz else b"WARC/"
         mlen = len(magic_want)
+        start = self.start
+        stop = self.end if self.end is not None else size + 1
+        f.seek(start)
         it = FastIterator(f, record_types=WarcRecordType.any_type, parse_http=False,
                           inplace=True)
+        # fastwarc's stream_pos: absolute (it counts from the file's position when the
+        # iterator starts) in FastWARC 2.x; checked on the first record in case a
+        # version counts from 0
+        shift = -1
         # (version line, fields, block, offset, end of block in the file if uncompressed)
         prev: tuple[str, Sequence[tuple[str, str]], Block, int, int] | None = None
         handover: int | None = None
@@ -152,10 +180,12 @@ class ArchiveReader:
             except StopIteration:
                 break
             except Exception:  # fastwarc raises OSError/ValueError on framing errors
-                handover = prev[3] if prev else 0
+                handover = prev[3] if prev else start
                 prev = None
                 break
-            pos = r.stream_pos
+            if shift < 0:
+                shift = start if r.stream_pos < start else 0
+            pos = r.stream_pos + shift
             # cheap framing checks: does a record really start here?
             if (prev is not None and pos <= prev[3]) or get(pos, pos + mlen) != magic_want:
                 handover = prev[3] if prev else pos
@@ -172,6 +202,10 @@ class ArchiveReader:
                 self.records_read += 1
                 yield make(WarcHeaders(fields), block, version, path, offset,
                            pos - offset if gz else end - offset)
+                prev = None
+            if pos >= stop:
+                # the first record of the next range: the previous one was vouched for
+                break
             hdr = r.headers
             # fastwarc turns header bytes that are not UTF-8 into U+FFFD: leave such
             # records to the careful reader, which keeps the bytes and reports them
@@ -226,7 +260,7 @@ class ArchiveReader:
                 yield make(WarcHeaders(fields), block, version, path, offset, end - offset)
             else:
                 handover = prev[3]
-        if handover is not None and handover < size:
+        if handover is not None and handover < min(size, stop):
             self.engine = "fast+careful"
             yield from self._iter_careful(f, handover)
 
