@@ -20,7 +20,7 @@ import pytest
 
 # as tests/conftest.py: shared/corpus beside the repository, else $WEBARK_CORPUS
 from corpus_location import CORPUS
-from webark.url import InvalidURLError, join, normalize, normalize_percent_encoding
+from webark.url import InvalidURLError, join, join_normalized, normalize, normalize_percent_encoding
 
 URLCANON = CORPUS / "urlcanon"
 
@@ -216,6 +216,33 @@ def test_wpt_join(entry: dict[str, Any]) -> None:
             join(entry["base"], entry["input"])
     else:
         assert join(entry["base"], entry["input"]) == entry["href"]
+
+
+def _wpt_http_joins() -> list[Any]:
+    """Every (base, input) of the WPT table that joins to an http(s) URL normalize()
+    accepts, with the two-parse result as the expectation."""
+    out = []
+    for i, e in enumerate(WPT):
+        try:
+            joined = join(e["base"], e["input"]) if e.get("base") else None
+            expected = normalize(joined) if joined else None
+        except InvalidURLError:
+            continue
+        if expected and expected.startswith(("http://", "https://")):
+            out.append(pytest.param(e["base"], e["input"], expected, id=f"{i}:{e['input']!r}"))
+    return out
+
+
+@pytest.mark.parametrize(("base", "ref", "expected"), _wpt_http_joins())
+def test_join_normalized_is_normalize_of_join(base: str, ref: str, expected: str) -> None:
+    """The crawler's one-parse resolution gives what normalize(join()) gives."""
+    assert join_normalized(base, ref) == expected
+
+
+def test_join_normalized_table_is_not_trivial() -> None:
+    cases = _wpt_http_joins()
+    assert len(cases) > 150
+    assert any("#" in c.values[1] for c in cases)  # fragments in the references
 
 
 def _wpt_href_params() -> list[Any]:

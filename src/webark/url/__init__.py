@@ -32,7 +32,7 @@ from webark.url.canon import (
 from webark.url.domains import public_prefix, public_suffix, registered_domain
 from webark.url.errors import InvalidURLError
 from webark.url.idn import host_to_ascii, host_to_unicode
-from webark.url.normalize import join, normalize, normalize_percent_encoding
+from webark.url.normalize import join, join_normalized, normalize, normalize_percent_encoding
 from webark.url.scope import SurtPrefixSet, as_prefix, candidate_surts, surt_prefix_from_seed
 from webark.url.surt import cdx_key, host_to_surt, surt_form, to_scope_surt
 
@@ -53,6 +53,7 @@ __all__ = [
     "host_to_unicode",
     "ia_canonicalize",
     "join",
+    "join_normalized",
     "massage_host",
     "normalize",
     "normalize_percent_encoding",

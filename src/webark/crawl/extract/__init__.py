@@ -33,7 +33,7 @@ from functools import cache, lru_cache
 from itertools import islice
 from typing import Protocol, runtime_checkable
 
-from webark.url import InvalidURLError, join, normalize
+from webark.url import InvalidURLError, join_normalized
 
 __all__ = [
     "HOP_TYPES",
@@ -127,7 +127,7 @@ def _resolve(base: str, ref: str) -> str | None:
     if m is not None and m.group(1).lower() not in ("http", "https"):
         return None
     try:
-        url = normalize(join(base, ref))
+        url = join_normalized(base, ref)
     except InvalidURLError:
         return None
     if not url.startswith(("http://", "https://")):
