@@ -146,6 +146,45 @@ def test_record_larger_than_the_spool_limit(tmp_path: Path, compressed: bool) ->
     assert _sha1_of_stream(again) == hashlib.sha1(body).digest()
 
 
+def test_read_record_at_windows_a_large_uncompressed_block(tmp_path: Path) -> None:
+    """Replay reads one record: a 3 MiB block of an uncompressed WARC is not copied but
+    read from the file on demand, ranges included, and the record after it is intact."""
+    body = os.urandom(3 << 20)
+    first = _big_record(b"http://example.com/first", b"one")
+    big = _big_record(b"http://example.com/video", body)
+    small = _big_record(b"http://example.com/small", b"tiny")
+    path = tmp_path / "w.warc"
+    path.write_bytes(first + big + small)
+    rec = read_record_at(path, len(first))
+    assert rec.block.in_memory is False
+    assert (rec.offset, rec.length) == (len(first), len(big) - 4)
+    assert rec.block.size == rec.headers.content_length
+    assert rec.http is not None and rec.http.status == 200
+    assert _sha1_of_stream(rec) == hashlib.sha1(body).digest()
+    with rec.block.open() as f:  # a range, as replay serves it
+        f.seek(rec.block.size - len(body) + 1000)
+        assert f.read(5000) == body[1000:6000]
+        f.seek(0, os.SEEK_END)
+        assert f.read(10) == b""
+    assert rec.block.head(4) == b"HTTP"
+    assert read_record_at(path, len(first) + len(big)).payload() == b"tiny"
+    # small blocks are still read into memory
+    assert read_record_at(path, 0).block.in_memory is True
+
+
+def test_read_record_at_window_of_a_cut_record(tmp_path: Path) -> None:
+    """A large record cut short by the end of the file: the window holds what is there,
+    and the reader still says the record is truncated."""
+    body = os.urandom(2 << 20)
+    big = _big_record(b"http://example.com/big", body)
+    path = tmp_path / "cut.warc"
+    path.write_bytes(big[: len(big) - 4096])
+    rec = read_record_at(path, 0)
+    assert rec.block.size == rec.headers.content_length - 4092
+    assert [p.code for p in rec.forgiven] == ["truncated-record"]
+    assert rec.block.read_all() == big[big.index(b"\r\n\r\n") + 4 : len(big) - 4096]
+
+
 def test_large_record_cut_short_then_more_records(tmp_path: Path) -> None:
     # the search for a record inside a cut block also works on a spooled block
     body = os.urandom(1 << 20) * 18

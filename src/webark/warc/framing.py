@@ -51,15 +51,19 @@ class CarefulReader:
         base: file offset of ``f``'s position (to resume after the fast reader).
         end: stop before the first record whose stored offset is ``end`` or more (a
             byte range of the file; the last record is read to its end, past ``end``).
+        window_over: in an uncompressed file, blocks larger than this (bytes) are not
+            read but referenced as a range of the file (:meth:`Block.window`); None
+            (default) reads every block. For single-record reads (replay).
 
     After (or during) iteration, :attr:`problems` lists everything reported, in file order;
     each record also carries its own in ``record.forgiven``.
     """
 
     def __init__(self, f: BinaryIO, path: str, compression: Compression, base: int = 0,
-                 end: int | None = None):
+                 end: int | None = None, window_over: int | None = None):
         self.path = path
         self.end = end
+        self.window_over = window_over if compression == "none" else None
         self.problems: list[Problem] = []
         self._current: list[Problem] | None = None
         self.stream = LogicalStream(f, compression, self._stream_problem, base=base)
@@ -343,13 +347,18 @@ class CarefulReader:
         if block.in_memory:
             m = _INNER_RECORD_RE.search(block.read_all() + tail)
             return m.start() if m and m.start() < block.size else None
-        with block.open() as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            m = _INNER_RECORD_RE.search(mm, 0, block.size)
+        window = block.file_window
+        path, base = window if window is not None else (None, 0)
+        with (open(path, "rb") if path is not None else block.open()) as f, \
+                mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            end = base + block.size
+            m = _INNER_RECORD_RE.search(mm, base, end)
             if m:
-                return m.start()
-            edge = max(0, block.size - 64)
-            m = _INNER_RECORD_RE.search(mm[edge : block.size] + tail)
-        return edge + m.start() if m and edge + m.start() < block.size else None
+                return m.start() - base
+            edge = max(base, end - 64)
+            m = _INNER_RECORD_RE.search(mm[edge:end] + tail)
+        at = edge - base + m.start() if m else None
+        return at if at is not None and at < block.size else None
 
     def _split_block(self, block: Block, at: int) -> Block:
         """Put the bytes of ``block`` from ``at`` back into the stream; return the rest."""
@@ -373,6 +382,9 @@ class CarefulReader:
 
     def _read_block(self, clen: int) -> Block:
         s = self.stream
+        if self.window_over is not None and clen > self.window_over:
+            start, _ = s.stored_offset(s.tell())
+            return Block.window(self.path, start, s.skip(clen))
         if clen <= SPOOL_LIMIT:
             return Block(s.read(clen))
         remaining = clen

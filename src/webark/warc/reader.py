@@ -383,11 +383,19 @@ def iter_records(path: str | os.PathLike[str], careful: bool = False) -> Iterato
     return iter(ArchiveReader(path, careful=careful))
 
 
+#: Blocks larger than this (bytes) in uncompressed files are read lazily by
+#: :func:`read_record_at` (a window on the file instead of a copy).
+WINDOW_OVER = 1 << 20
+
+
 def read_record_at(path: str | os.PathLike[str], offset: int) -> WarcRecord:
     """Read the one record that starts at ``offset`` (as stored) in ``path``.
 
     Works for uncompressed files, per-record gzip and zstd; ARC records are found by
-    scanning (ARC files are small in practice).
+    scanning (ARC files are small in practice). In an uncompressed file a block over
+    :data:`WINDOW_OVER` bytes is not read: the record's block is a window on the file
+    (:meth:`Block.window`), so replaying a range of a 1 GB video record reads only that
+    range.
 
     Raises:
         webark.core.errors.FormatError: no record starts at that offset.
@@ -409,7 +417,7 @@ def read_record_at(path: str | os.PathLike[str], offset: int) -> WarcRecord:
         if offset != 0:
             compression = detect_compression(f.read(8))
             f.seek(offset)
-        reader = CarefulReader(f, p, compression, base=offset)
+        reader = CarefulReader(f, p, compression, base=offset, window_over=WINDOW_OVER)
         if zdict is not None and compression == "zstd":
             # frames compressed with the file's dictionary cannot be read without it
             reader.stream.use_dictionary(zdict)

@@ -61,20 +61,70 @@ class Problem:
         }
 
 
+class _FileWindow(io.RawIOBase):
+    """Read-only, seekable view of ``size`` bytes at ``start`` of a file (by path)."""
+
+    def __init__(self, path: str, start: int, size: int):
+        self._f = open(path, "rb")  # noqa: SIM115 - closed with the window
+        self._start = start
+        self._size = size
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + pos)
+        return self._pos
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        n = min(len(b), self._size - self._pos)
+        if n <= 0:
+            return 0
+        self._f.seek(self._start + self._pos)
+        got = self._f.readinto(memoryview(b)[:n])
+        self._pos += got
+        return got
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
+
+
 class Block:
     """The block of a record: the bytes after the record header (WARC 1.1 §4).
 
     Small blocks live in memory; blocks over :data:`SPOOL_LIMIT` in a temporary file that
-    is deleted with the object.
+    is deleted with the object; a *window* block (:meth:`window`) is a range of the
+    uncompressed WARC file itself, read only when asked (replay of a single large record
+    without copying it).
     """
 
-    __slots__ = ("_data", "_digests", "_file", "size")
+    __slots__ = ("_data", "_digests", "_file", "_window", "size")
 
     def __init__(self, data: bytes = b"", file: BinaryIO | None = None, size: int | None = None):
         self._data = data
         self._file = file
+        self._window: tuple[str, int] | None = None
         self.size = len(data) if file is None else int(size or 0)
         self._digests: dict[tuple[str, int, bool], bytes | None] | None = None
+
+    @classmethod
+    def window(cls, path: str, start: int, size: int) -> Block:
+        """A block that is ``size`` bytes at file offset ``start`` of the uncompressed
+        file ``path``, read lazily (each :meth:`open` opens the file again). The file
+        must not change while the block is in use."""
+        self = cls()
+        self._window = (path, start)
+        self.size = size
+        return self
 
     def digest(self, algorithm: str, start: int = 0) -> bytes:
         """The raw ``hashlib`` digest of the block bytes from ``start`` to the end.
@@ -90,7 +140,7 @@ class Block:
         import hashlib  # here: loading OpenSSL costs readers that never hash 4 MB RSS
 
         h = hashlib.new(algorithm)
-        if self._file is None:
+        if self.in_memory:
             h.update(memoryview(self._data)[start:])
         else:
             with self.open() as f:
@@ -143,11 +193,19 @@ class Block:
         return cls(file=tmp, size=size)
 
     @property
+    def file_window(self) -> tuple[str, int] | None:
+        """``(path, start offset)`` of a window block (:meth:`window`), else None."""
+        return self._window
+
+    @property
     def in_memory(self) -> bool:
-        return self._file is None
+        return self._file is None and self._window is None
 
     def open(self) -> BinaryIO:
         """A new readable, seekable stream over the block."""
+        if self._window is not None:
+            path, start = self._window
+            return io.BufferedReader(_FileWindow(path, start, self.size), 1 << 16)
         if self._file is None:
             return io.BytesIO(self._data)
         fd = os.dup(self._file.fileno())
@@ -157,21 +215,21 @@ class Block:
 
     def head(self, n: int) -> bytes:
         """The first ``n`` bytes (or fewer)."""
-        if self._file is None:
+        if self.in_memory:
             return self._data[:n]
         with self.open() as f:
             return f.read(n)
 
     def read_all(self) -> bytes:
         """The whole block in memory (avoid for huge records; prefer :meth:`open`)."""
-        if self._file is None:
+        if self.in_memory:
             return self._data
         with self.open() as f:
             return f.read()
 
     def copy_to(self, out: BinaryIO) -> int:
         """Write the block to ``out``; returns the number of bytes written."""
-        if self._file is None:
+        if self.in_memory:
             out.write(self._data)
             return len(self._data)
         with self.open() as f:

@@ -9,6 +9,7 @@ gzip ``1f 8b``, zstd frame ``28 b5 2f fd``, zstd skippable frame ``5? 2a 4d 18``
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from dataclasses import dataclass
@@ -347,6 +348,22 @@ class LogicalStream:
         del self._buf[:n]
         self._buf_upos += len(out)
         return out
+
+    def skip(self, n: int) -> int:
+        """Advance ``n`` logical bytes without producing them; returns the bytes skipped
+        (fewer at end of file). For uncompressed files this is a seek of the underlying
+        file; compressed streams are read through."""
+        if self.compression != "none" or n <= len(self._buf):
+            return len(self.read(n))
+        have = len(self._buf)
+        here = self._f.tell()
+        size = os.fstat(self._f.fileno()).st_size
+        step = max(0, min(n - have, size - here))
+        self._f.seek(here + step)
+        del self._buf[:]
+        self._buf_upos += have + step
+        self._upos_read = self._buf_upos
+        return have + step
 
     def unread(self, data: bytes) -> None:
         """Put ``data`` (the bytes just read) back in front of the stream."""
