@@ -25,6 +25,9 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
               "Crawl from seeds into WARCs, crawl.log and reports (polite, robots, --resume)."),
     "dedup": ("webark.cli.dedup_cmds", "dedup",
               "Dedup index: build it from crawl.logs, WARCs and CDX files."),
+    "crawllog": ("webark.cli.crawllog_cmds", "crawllog", "crawl.log tools: to-warc (revisits)."),
+    "extract": ("webark.cli.extract_cmds", "extract", "Spin WARC/ARC files out into a file tree."),
+    "stats": ("webark.cli.stats_cmds", "stats", "How big is the archive: captures, bytes, dedup."),
     "serve": ("webark.cli.serve_cmds", "serve",
               "Serve collections: the CDX resolution API and Memento TimeMaps."),
 }

@@ -1,0 +1,509 @@
+"""``webark extract``: spin (W)ARC files out into a browsable file tree, as the seed's
+2005 ``arc_extractor`` did — one file per captured URL under ``DIR/host/path``.
+
+Three passes over the inputs, each streaming record by record:
+
+1. **Survey** (:class:`CaptureSurvey`): every ``response`` with a 2xx status and every
+   ``resource`` record is a capture; with ``include_revisits`` so is every ``revisit``
+   whose payload digest matches a capture in the inputs (its content is the original's).
+   Kept per URL: the latest capture (or all of them with ``all_captures``), plus one
+   original location per payload digest for revisits — memory grows with the number
+   of URLs, not of records.
+2. **Plan** (:func:`plan_paths`): URL → safe path (:mod:`webark.tools.extract_paths`),
+   then conflicts are settled: a file whose path another capture needs as a folder
+   moves to ``path/index.html``; names that differ only in case (a problem on macOS and
+   Windows) or that two URLs share get ``~2``, ``~3`` … before the extension; folder
+   names take the case they were first seen with. With ``all_captures`` every capture
+   is ``name.TIMESTAMP.ext`` (14-digit UTC WARC-Date).
+3. **Write**: each (W)ARC is read again in file order and the planned records' payloads
+   are written (HTTP transfer-coding removed, Content-Encoding gzip/deflate/br decoded
+   — in memory, so a content-encoded payload costs its decoded size in RAM; others are
+   copied 1 MiB at a time; a payload that does not decode is written as stored and
+   flagged in the manifest).
+
+Safety: paths are built from components that cannot contain ``/``, ``\\``, NUL, ``.`` or
+``..``; every folder is opened relative to its parent's descriptor with ``O_NOFOLLOW``
+and every file created with ``O_NOFOLLOW | O_EXCL``, so neither a hostile URL nor a
+symlink planted in ``DIR`` can make the extractor write outside ``DIR``
+(:class:`UnsafeOutput` is raised instead).
+
+The manifest ``DIR/_webark_manifest.csv`` (or ``.json``) maps each file to its URL,
+14-digit timestamp, WARC-Date, record type, HTTP status, MIME type, source (W)ARC file
+and record offset (for a revisit: the revisit's own file and offset, and the
+original's in ``original_file``/``original_offset``).
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import io
+import json
+import logging
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import BinaryIO, Literal
+
+from webark.core.errors import WebarkError
+from webark.core.timestamps import to_timestamp14
+from webark.index.source import digest_key
+from webark.tools.extract_paths import (
+    RESERVED_PREFIX,
+    UnsupportedUrl,
+    url_to_path,
+    with_suffix_tag,
+)
+from webark.warc.reader import ArchiveReader
+from webark.warc.record import WarcRecord
+
+log = logging.getLogger(__name__)
+
+MANIFEST_NAME = RESERVED_PREFIX + "_manifest"
+ManifestFormat = Literal["csv", "json"]
+MANIFEST_FIELDS = (
+    "file", "url", "timestamp", "warc_date", "record_type", "status", "mime",
+    "warc_file", "offset", "original_file", "original_offset", "bytes", "decoded",
+)
+
+_CHUNK = 1 << 20
+
+
+class UnsafeOutput(WebarkError):
+    """Writing would follow a symlink or leave the output folder (e.g. a symlink or a
+    file planted where the extractor needs a folder)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """One capture to extract.
+
+    Attributes:
+        url: WARC-Target-URI.
+        timestamp: 14-digit UTC time of WARC-Date; ``""`` when it does not parse
+            (sorts before every date; ``undated`` in ``--all-captures`` names).
+        warc_date: WARC-Date as written.
+        record_type: ``response``, ``resource`` or ``revisit``.
+        status: HTTP status (None for resource records).
+        mime: MIME type of the payload (HTTP Content-Type without parameters, or the
+            record's Content-Type for resource records), None when unknown.
+        warc_file: the (W)ARC file of the record.
+        offset: its offset there (as stored).
+        digest: payload digest (normalized ``sha1:BASE32``), None when absent.
+        source_file, source_offset: where the payload is read from (the record itself,
+            or for a revisit its original).
+        path: the planned relative path (components), set by :func:`plan_paths`.
+    """
+
+    url: str
+    timestamp: str
+    warc_date: str
+    record_type: str
+    status: int | None
+    mime: str | None
+    warc_file: str
+    offset: int
+    digest: str | None
+    source_file: str
+    source_offset: int
+    path: tuple[str, ...] = ()
+
+    @property
+    def is_html(self) -> bool:
+        return self.mime in ("text/html", "application/xhtml+xml")
+
+
+@dataclass
+class ExtractReport:
+    """What :func:`extract` did.
+
+    Attributes:
+        records: records read in the survey.
+        captures: captures found (responses 2xx, resources, usable revisits).
+        files: files written.
+        bytes: payload bytes written.
+        skipped: records not extracted, by reason (``not-2xx``, ``no-http-status``
+            (e.g. ``dns:`` responses), ``unsupported-url``, ``revisit``,
+            ``revisit-unresolved``, ``older-capture``, ``no-url``).
+        not_decoded: files written as stored because their Content-Encoding did not
+            decode.
+        problems: reader problems (broken records) and write problems, as text.
+        manifest: path of the manifest written.
+    """
+
+    records: int = 0
+    captures: int = 0
+    files: int = 0
+    bytes: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    not_decoded: int = 0
+    problems: list[str] = field(default_factory=list)
+    manifest: str = ""
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+def _mime(rec: WarcRecord) -> str | None:
+    if rec.http is not None:
+        return rec.http.mime
+    ct = rec.headers.content_type
+    return ct.split(";", 1)[0].strip().lower() if ct else None
+
+
+def _capture(rec: WarcRecord, path: str) -> Capture | None:
+    url = rec.target_uri
+    if not url:
+        return None
+    date = rec.date  # None when WARC-Date does not parse (ClueWeb09: 2008-10-294T…)
+    digest = rec.headers.payload_digest
+    return Capture(
+        url=url,
+        timestamp=to_timestamp14(date) if date is not None else "",
+        warc_date=rec.headers.date_str or "",
+        record_type=rec.type,
+        status=rec.http_status,
+        mime=_mime(rec),
+        warc_file=path,
+        offset=rec.offset,
+        digest=digest_key(digest) if digest else None,
+        source_file=path,
+        source_offset=rec.offset,
+    )
+
+
+def same_file_key(url: str) -> str:
+    """What makes two URLs one file of the tree: ``http://example.com``,
+    ``https://example.com/`` and ``http://example.com:80/`` are one page (scheme,
+    default port and the empty path do not matter); the latest capture of any of them
+    is the one extracted."""
+    try:
+        return "/".join(url_to_path(url))
+    except UnsupportedUrl:
+        return url
+
+
+class CaptureSurvey:
+    """Pass 1: the captures to extract, per URL (see the module docstring)."""
+
+    def __init__(self, *, all_captures: bool, include_revisits: bool, report: ExtractReport):
+        self.all_captures = all_captures
+        self.include_revisits = include_revisits
+        self.report = report
+        self.by_url: dict[str, list[Capture]] = {}  # same_file_key -> captures
+        self.originals: dict[str, tuple[str, int, str | None]] = {}
+        self.revisits: list[Capture] = []
+
+    def _keep(self, cap: Capture) -> None:
+        key = same_file_key(cap.url)
+        have = self.by_url.get(key)
+        if have is None:
+            self.by_url[key] = [cap]
+        elif self.all_captures:
+            have.append(cap)
+        else:
+            old = have[0]
+            if (cap.timestamp, cap.record_type != "revisit") > (
+                old.timestamp, old.record_type != "revisit"
+            ):
+                have[0] = cap
+            self.report.skip("older-capture")
+
+    def add_file(self, path: str) -> None:
+        reader = ArchiveReader(path)
+        for rec in reader:
+            self.report.records += 1
+            rtype = rec.type
+            if rtype not in ("response", "resource", "revisit"):
+                continue
+            if rtype == "response":
+                status = rec.http_status
+                if status is None or not 200 <= status < 300:
+                    self.report.skip("not-2xx" if status is not None else "no-http-status")
+                    continue
+            cap = _capture(rec, path)
+            if cap is None:
+                self.report.skip("no-url")
+                continue
+            if rtype == "revisit":
+                if self.include_revisits:
+                    self.revisits.append(cap)
+                else:
+                    self.report.skip("revisit")
+                continue
+            if cap.digest and cap.digest not in self.originals:
+                self.originals[cap.digest] = (path, rec.offset, cap.mime)
+            self._keep(cap)
+        self.report.problems += [str(p) for p in reader.problems if p.severity == "error"]
+
+    def finish(self) -> list[Capture]:
+        """Resolve revisits against the originals seen, then return every kept capture,
+        sorted by URL then timestamp."""
+        for cap in self.revisits:
+            orig = self.originals.get(cap.digest) if cap.digest else None
+            if orig is None:
+                self.report.skip("revisit-unresolved")
+                continue
+            self._keep(replace(cap, source_file=orig[0], source_offset=orig[1],
+                               mime=cap.mime or orig[2]))
+        self.revisits = []
+        out = [c for caps in self.by_url.values() for c in caps]
+        out.sort(key=lambda c: (c.url, c.timestamp))
+        return out
+
+
+def plan_paths(captures: Sequence[Capture], *, all_captures: bool,
+               report: ExtractReport) -> list[Capture]:
+    """Pass 2: give every capture a unique, safe relative path (module docstring).
+    Captures whose URL has no place in a tree are dropped (``unsupported-url``)."""
+    wanted: list[tuple[tuple[str, ...], Capture]] = []
+    for cap in captures:
+        try:
+            parts = url_to_path(cap.url, html=cap.is_html)
+        except UnsupportedUrl:
+            report.skip("unsupported-url")
+            continue
+        if all_captures:
+            parts = (*parts[:-1], with_suffix_tag(parts[-1], cap.timestamp or "undated"))
+        wanted.append((parts, cap))
+    # folders every file needs, by case-folded path -> the spelling seen first
+    folders: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for parts, _ in sorted(wanted, key=lambda w: w[0]):
+        for i in range(1, len(parts)):
+            key = tuple(p.casefold() for p in parts[:i])
+            if key not in folders:
+                parent = folders.get(key[:-1], ()) if i > 1 else ()
+                folders[key] = (*parent, parts[i - 1])
+    used: set[tuple[str, ...]] = set()
+    out: list[Capture] = []
+    moved: list[tuple[tuple[str, ...], Capture]] = []
+    for parts, cap in wanted:
+        folded = tuple(p.casefold() for p in parts)
+        if folded in folders:  # another capture needs this name as a folder
+            moved.append(((*parts, "index.html"), cap))
+            continue
+        out.append(_claim(parts, cap, folders, used))
+    for parts, cap in moved:
+        out.append(_claim(parts, cap, folders, used))
+    return out
+
+
+def _claim(parts: tuple[str, ...], cap: Capture,
+           folders: dict[tuple[str, ...], tuple[str, ...]],
+           used: set[tuple[str, ...]]) -> Capture:
+    key = tuple(p.casefold() for p in parts[:-1])
+    parent = folders.get(key, parts[:-1]) if key else ()
+    name = parts[-1]
+    n = 1
+    candidate = (*parent, name)
+    while (folded := tuple(p.casefold() for p in candidate)) in used or folded in folders:
+        n += 1
+        candidate = (*parent, with_suffix_tag(name, f"~{n}"))
+    used.add(folded)
+    return replace(cap, path=candidate)
+
+
+# --- pass 3: writing -----------------------------------------------------------------
+
+
+def _open_dir(parent_fd: int, name: str, create: bool) -> int:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        return os.open(name, flags, dir_fd=parent_fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+        os.mkdir(name, 0o755, dir_fd=parent_fd)
+        return os.open(name, flags, dir_fd=parent_fd)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise UnsafeOutput(
+                f"{name!r} in the output folder is a symlink or a file, not a folder: "
+                "refusing to write through it"
+            ) from None
+        raise
+
+
+class TreeWriter:
+    """Writes files under ``root`` by path components, never following symlinks.
+
+    Args:
+        root: the output folder (created; must not itself be a symlink).
+
+    Raises:
+        UnsafeOutput: ``root`` is a symlink, or a component on the way is.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = os.path.abspath(os.fspath(root))
+        os.makedirs(self.root, exist_ok=True)
+        if os.path.islink(self.root):
+            raise UnsafeOutput(f"output folder {self.root} is a symlink")
+        self._root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+
+    def close(self) -> None:
+        os.close(self._root_fd)
+
+    def open(self, parts: Sequence[str]) -> BinaryIO:
+        """Create ``root/parts…`` for writing (replacing a regular file of that name
+        from an earlier run, never a symlink)."""
+        for p in parts:
+            if not p or p in (".", "..") or "/" in p or "\0" in p:
+                raise UnsafeOutput(f"unsafe path component {p!r}")
+        fd = self._root_fd
+        opened: list[int] = []
+        try:
+            for name in parts[:-1]:
+                fd = _open_dir(fd, name, create=True)
+                opened.append(fd)
+            name = parts[-1]
+            try:
+                st = os.lstat(name, dir_fd=fd)
+            except FileNotFoundError:
+                st = None
+            if st is not None:
+                if not stat.S_ISREG(st.st_mode):
+                    raise UnsafeOutput(
+                        f"{'/'.join(parts)} exists and is not a regular file (symlink?)"
+                    )
+                os.unlink(name, dir_fd=fd)
+            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                          0o644, dir_fd=fd)
+            return os.fdopen(out, "wb")
+        finally:
+            for d in opened:
+                os.close(d)
+
+
+def _payload(rec: WarcRecord) -> tuple[BinaryIO, bool]:
+    """The payload with Content-Encoding undone, and whether decoding worked."""
+    h = rec.http
+    if h is not None and h.content_encoding and h.content_encoding != "identity":
+        try:
+            return rec.payload_stream(decode_content_encoding=True), True
+        except ValueError:
+            return rec.payload_stream(), False
+    return rec.payload_stream(), True
+
+
+Progress = Callable[[int, int], None]
+"""``(files written, files planned)``."""
+
+
+def _by_source(planned: Iterable[Capture]) -> dict[str, dict[int, list[Capture]]]:
+    out: dict[str, dict[int, list[Capture]]] = {}
+    for cap in planned:
+        out.setdefault(cap.source_file, {}).setdefault(cap.source_offset, []).append(cap)
+    return out
+
+
+def _iter_needed(path: str, offsets: dict[int, list[Capture]]) -> Iterator[WarcRecord]:
+    remaining = len(offsets)
+    for rec in ArchiveReader(path):
+        if rec.offset in offsets:
+            yield rec
+            remaining -= 1
+            if remaining == 0:
+                return
+
+
+def extract(
+    warcs: Sequence[str | os.PathLike[str]],
+    outdir: str | os.PathLike[str],
+    *,
+    all_captures: bool = False,
+    include_revisits: bool = False,
+    manifest_format: ManifestFormat = "csv",
+    progress: Progress | None = None,
+) -> ExtractReport:
+    """Extract ``warcs`` into ``outdir`` (see the module docstring).
+
+    Returns:
+        An :class:`ExtractReport`.
+
+    Raises:
+        UnsafeOutput: the output folder holds a symlink or file where a folder is
+            needed (nothing is written through it).
+        OSError: a (W)ARC cannot be read or a file cannot be written.
+    """
+    report = ExtractReport()
+    survey = CaptureSurvey(all_captures=all_captures, include_revisits=include_revisits,
+                           report=report)
+    paths = [os.fspath(w) for w in warcs]
+    for p in paths:
+        survey.add_file(p)
+    captures = survey.finish()
+    report.captures = len(captures)
+    planned = plan_paths(captures, all_captures=all_captures, report=report)
+    tree = TreeWriter(outdir)
+    rows: list[dict[str, object]] = []
+    try:
+        for source, offsets in _by_source(planned).items():
+            for rec in _iter_needed(source, offsets):
+                for cap in offsets[rec.offset]:
+                    stream, decoded = _payload(rec)
+                    with stream, tree.open(cap.path) as out:
+                        n = 0
+                        while chunk := stream.read(_CHUNK):
+                            out.write(chunk)
+                            n += len(chunk)
+                    report.files += 1
+                    report.bytes += n
+                    report.not_decoded += not decoded
+                    rows.append(_row(cap, n, decoded))
+                    if progress is not None:
+                        progress(report.files, len(planned))
+        rows.sort(key=lambda r: str(r["file"]))
+        report.manifest = _write_manifest(tree, rows, manifest_format)
+    finally:
+        tree.close()
+    return report
+
+
+def _row(cap: Capture, size: int, decoded: bool) -> dict[str, object]:
+    revisit = cap.record_type == "revisit"
+    return {
+        "file": "/".join(cap.path),
+        "url": cap.url,
+        "timestamp": cap.timestamp,
+        "warc_date": cap.warc_date,
+        "record_type": cap.record_type,
+        "status": cap.status if cap.status is not None else "",
+        "mime": cap.mime or "",
+        "warc_file": os.path.basename(cap.warc_file),
+        "offset": cap.offset,
+        "original_file": os.path.basename(cap.source_file) if revisit else "",
+        "original_offset": cap.source_offset if revisit else "",
+        "bytes": size,
+        "decoded": decoded,
+    }
+
+
+def _write_manifest(tree: TreeWriter, rows: list[dict[str, object]],
+                    fmt: ManifestFormat) -> str:
+    name = f"{MANIFEST_NAME}.{fmt}"
+    with tree.open([name]) as raw:
+        if fmt == "json":
+            raw.write(json.dumps(rows, indent=1, ensure_ascii=False).encode("utf-8"))
+        else:
+            text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+            w = csv.DictWriter(text, fieldnames=MANIFEST_FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+            text.flush()
+            text.detach()
+    return os.path.join(tree.root, name)
+
+
+__all__ = [
+    "MANIFEST_FIELDS",
+    "MANIFEST_NAME",
+    "Capture",
+    "CaptureSurvey",
+    "ExtractReport",
+    "TreeWriter",
+    "UnsafeOutput",
+    "extract",
+    "plan_paths",
+]
