@@ -1,7 +1,10 @@
-"""``webark serve COLLECTIONS_DIR``: the resolution API (CDX server) over HTTP (uvicorn).
+"""``webark serve COLLECTIONS_DIR``: replay and the resolution API (CDX server) over HTTP
+(uvicorn).
 
-The work is done by :func:`webark.apps.cdx_api.create_app`; this module parses the
-options, binds the socket(s) and runs uvicorn.
+The work is done by :func:`webark.apps.replay_app.create_server` (replay, which hands
+``/{coll}/cdx``, ``/{coll}/timemap/…`` and ``/openapi.json`` to
+:func:`webark.apps.cdx_api.create_app`); this module parses the options, binds the
+socket(s), prints the URLs to open and runs uvicorn.
 
 Sockets: ``TCP_NODELAY`` is set on the listening socket (accepted connections inherit
 it), otherwise a keep-alive response written as headers + body waits ~40 ms for the
@@ -52,22 +55,18 @@ def _bind(host: str, port: int, *, reuseport: bool = False, listen: bool = True)
     return sock
 
 
-def _run_one(
-    sock: socket.socket, root: str, replay_base: str | None, common: dict[str, Any]
-) -> None:
+def _run_one(sock: socket.socket, app_args: dict[str, Any], common: dict[str, Any]) -> None:
     import uvicorn
 
-    from webark.apps.cdx_api import create_app
     from webark.apps.http_protocol import http_protocol
+    from webark.apps.replay_app import create_server
 
-    app = create_app(root, replay_base=replay_base)
+    app = create_server(**app_args)
     config = uvicorn.Config(app, http=http_protocol(), **common)
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def _worker(
-    host: str, port: int, root: str, replay_base: str | None, common: dict[str, Any]
-) -> int:
+def _worker(host: str, port: int, app_args: dict[str, Any], common: dict[str, Any]) -> int:
     """Fork one worker process with its own SO_REUSEPORT socket; returns its pid."""
     pid = os.fork()
     if pid:
@@ -77,7 +76,7 @@ def _worker(
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         sock = _bind(host, port, reuseport=True)
-        _run_one(sock, root, replay_base, common)
+        _run_one(sock, app_args, common)
     except BaseException as exc:  # report and leave the child without running parent code
         if not isinstance(exc, SystemExit | KeyboardInterrupt):
             print(f"webark serve: worker {os.getpid()} failed: {exc!r}", file=sys.stderr)
@@ -89,9 +88,9 @@ def _worker(
 
 
 def _supervise(
-    host: str, port: int, workers: int, root: str, replay_base: str | None, common: dict[str, Any]
+    host: str, port: int, workers: int, app_args: dict[str, Any], common: dict[str, Any]
 ) -> None:
-    pids = {_worker(host, port, root, replay_base, common) for _ in range(workers)}
+    pids = {_worker(host, port, app_args, common) for _ in range(workers)}
     stopping = False
 
     def stop(signum: int, frame: object) -> None:
@@ -117,7 +116,7 @@ def _supervise(
             if time.monotonic() - last_restart < 1.0:
                 time.sleep(1.0)
             last_restart = time.monotonic()
-            pids.add(_worker(host, port, root, replay_base, common))
+            pids.add(_worker(host, port, app_args, common))
 
 
 @click.command("serve")
@@ -135,6 +134,13 @@ def _supervise(
     "--replay-base", default=None,
     help="Base URL of the replay app for Memento links (default: this server).",
 )  # fmt: skip
+@click.option(
+    "--access-rules", "access_rules", default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Access rules (YAML: SURT prefix -> allow / block (451) / exclude (404), with "
+    "optional capture-time range or embargo) for every collection; a collection may "
+    "add its own access-rules.yaml.",
+)  # fmt: skip
 @click.option("--access-log/--no-access-log", default=False, show_default=True)
 @click.option(
     "--proxy-headers/--no-proxy-headers", default=False, show_default=True,
@@ -150,22 +156,49 @@ def serve(
     port: int,
     workers: int,
     replay_base: str | None,
+    access_rules: str | None,
     access_log: bool,
     proxy_headers: bool,
     log_level: str,
 ) -> None:
-    """Serve the collections in COLLECTIONS_DIR: /{collection}/cdx (CDX server API),
-    /{collection}/timemap/link/{url} (Memento TimeMap), / (the list) and /openapi.json.
+    """Serve the collections in COLLECTIONS_DIR for replay in a browser and through the
+    resolution API. Open the printed URL: the home page lists the collections and has a
+    URL search box. Nothing is ever fetched from the live web.
+
+    \b
+    Replay URLs (Wayback/pywb style; {url} as archived, query string included):
+      /{coll}/                            collection page, search
+      /{coll}/*/{url}                     captures of {url} (calendar by year/month/day)
+      /{coll}/*/{url}*   /{coll}/*/*.host  URLs below a prefix / in a domain
+      /{coll}/{timestamp}/{url}           the capture closest to timestamp (1-14 digits,
+                                          UTC; redirects to the capture's own timestamp)
+      /{coll}/{timestamp}id_/{url}        the archived bytes untouched (also im_ js_ cs_
+                                          if_ oe_ mp_ modifiers, pywb's)
+      /{coll}/{url}                       Memento TimeGate (Accept-Datetime; latest)
+      /{coll}/diff/{ts1}/{ts2}/{url}      text diff of two captures of a page
+    Resolution API: /{coll}/cdx?url=... (CDX server), /{coll}/timemap/link/{url}
+    (Memento TimeMap), /openapi.json.
 
     \b
     webark serve archive/                      # http://127.0.0.1:8080/
-    webark serve archive/ --port 0 --workers 2
+    webark serve archive/ --port 0 --workers 2 --access-rules rules.yaml
     curl 'http://127.0.0.1:8080/demo/cdx?url=example.com/*&output=json&limit=5'
     """
     from webark.apps.cdx_sources import DirectoryCollections
 
     root = os.path.abspath(collections_dir)
     names = DirectoryCollections(root).names()
+    if access_rules:
+        from webark.apps.replay_access import AccessConfig
+
+        try:  # report a bad rules file now, not in each worker
+            AccessConfig(access_rules)
+        except (ValueError, OSError) as exc:
+            raise click.ClickException(f"--access-rules {access_rules}: {exc}") from exc
+        access_rules = os.path.abspath(access_rules)
+    app_args: dict[str, Any] = {
+        "collections_dir": root, "replay_base": replay_base, "access_rules": access_rules,
+    }  # fmt: skip
     common: dict[str, Any] = {
         "log_level": log_level,
         "access_log": access_log,
@@ -185,15 +218,20 @@ def serve(
     real_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     plural = "s" if workers > 1 else ""
+    base = f"http://{shown}:{real_port}/"
     click.echo(
-        f"webark: serving {len(names)} collection(s) from {root} at http://{shown}:{real_port}/"
+        f"webark: serving {len(names)} collection(s) from {root} at {base}"
         f" ({workers} worker{plural}; Ctrl-C to stop)"
     )
+    for name in names[:20]:
+        click.echo(f"  replay {name}: {base}{name}/   (captures of a URL: {base}{name}/*/URL)")
+    if len(names) > 20:
+        click.echo(f"  … and {len(names) - 20} more collections: {base}")
     sys.stdout.flush()
     if workers == 1:
-        _run_one(sock, root, replay_base, common)
+        _run_one(sock, app_args, common)
         return
     try:
-        _supervise(host, real_port, workers, root, replay_base, common)
+        _supervise(host, real_port, workers, app_args, common)
     finally:
         sock.close()

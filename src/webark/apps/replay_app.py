@@ -1,0 +1,470 @@
+"""The replay app (Wayback-style URLs) beside the resolution API, as one ASGI app.
+
+:func:`create_server` returns a :class:`ReplayServer`: requests for the resolution API
+(``/{coll}/cdx``, ``/{coll}/timemap/…``, ``/openapi.json``, and ``/`` when the client
+does not ask for HTML) go to :func:`webark.apps.cdx_api.create_app`'s app unchanged;
+everything else is replay (URL space in :mod:`webark.apps.replay_paths`):
+
+* pages — home, collection, capture calendar / URL lists (:mod:`.replay_pages`);
+* mementos ``/{coll}/{ts}{mod}/{url}``: the closest servable capture
+  (:mod:`.replay_select`); when its timestamp is not the one asked for, a ``302`` to
+  the capture's own archival URL (pywb does this: relative links then resolve, the
+  banner and bookmarks name the real capture); else the rewritten or raw response
+  (:mod:`.replay_render`) with ``Memento-Datetime`` and ``Link`` (:mod:`.replay_memento`);
+* TimeGate ``/{coll}/{url}``: ``Accept-Datetime`` (or latest) → ``302``;
+* "Not in archive" (404) with the nearest captures and similar URLs; blocked (451);
+* diff ``/{coll}/diff/{ts1}/{ts2}/{url}`` (:mod:`.replay_diff`).
+
+Nothing is ever fetched from the live web. Index lookups and WARC reads run in worker
+threads (Starlette's ``run_in_threadpool``), never in the event loop; large payloads
+are streamed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import mimetypes
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, RedirectResponse, Response, StreamingResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from webark.apps.cdx_api import create_app
+from webark.apps.cdx_sources import Collections, DirectoryCollections, UnknownCollection
+from webark.apps.replay_access import AccessConfig
+from webark.apps.replay_calendar import build_calendar, build_url_list
+from webark.apps.replay_diff import side_by_side, visible_lines
+from webark.apps.replay_memento import (
+    BadAcceptDatetime,
+    MementoLinks,
+    display_date,
+    http_date,
+    parse_accept_datetime,
+)
+from webark.apps.replay_pages import STATIC, Pages
+from webark.apps.replay_paths import (
+    APP_PREFIX,
+    Target,
+    archival_url,
+    captures_url,
+    coll_prefix,
+    fix_url,
+    parse_target,
+)
+from webark.apps.replay_render import Banner, Rendered, render
+from webark.apps.replay_select import Blocked, Missing, select_capture
+from webark.apps.replay_sources import ReplayCollections, ReplayContext
+from webark.cdx.line import CdxLine
+from webark.index.capture_select import captures, closest, is_replayable, neighbours
+from webark.index.resolved import ResolvedCapture
+from webark.index.source import IndexUnavailable, KeyRange, resolve_match
+from webark.rewrite.client import client_script
+from webark.warc.payload import decode_content
+
+log = logging.getLogger(__name__)
+
+_CDX_PATH = re.compile(r"^/[^/]+/(?:cdx|timemap/.*)$", re.S)
+_BACKEND = (IndexUnavailable, OSError)
+#: Rows of a capture list, URLs of a URL list, similar URLs on a 404 page.
+MAX_ROWS, MAX_URLS, MAX_SIMILAR = 2000, 1000, 20
+
+
+def is_api_request(scope: Scope) -> bool:
+    """True when the request is for the resolution API (see the module docstring)."""
+    path: str = scope["path"]
+    if path == "/openapi.json" or _CDX_PATH.match(path):
+        return True
+    if path == "/":
+        for k, v in scope.get("headers", ()):
+            if k == b"accept":
+                return b"text/html" not in v
+        return True
+    return False
+
+
+def _latin1(value: str) -> bytes:
+    value = value.replace("\r", " ").replace("\n", " ")
+    try:
+        return value.encode("latin-1")
+    except UnicodeEncodeError:
+        return quote(value, safe=" !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~").encode("latin-1")
+
+
+def _response(r: Rendered, extra: list[tuple[str, str]]) -> Response:
+    resp: Response
+    if r.stream is not None:
+        resp = StreamingResponse(r.stream, status_code=r.status)
+    else:
+        resp = Response(r.body, status_code=r.status)
+    resp.raw_headers = [(k.lower().encode("latin-1"), _latin1(v)) for k, v in r.headers + extra]
+    return resp
+
+
+class ReplayServer:
+    """The ASGI app of ``webark serve``: replay + resolution API (module docstring).
+
+    Attributes:
+        api: the resolution API app. collections: :class:`ReplayCollections`.
+        pages: the page renderer.
+    """
+
+    def __init__(self, api: ASGIApp, collections: ReplayCollections):
+        self.api = api
+        self.collections = collections
+        self.pages = Pages("/")
+        self._client_js: bytes | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or is_api_request(scope):
+            await self.api(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        if request.method not in ("GET", "HEAD"):
+            resp: Response = self.pages.error(405, "Method not allowed",
+                                              f"{request.method} is not supported here.",
+                                              headers={"Allow": "GET, HEAD"})  # fmt: skip
+        else:
+            try:
+                resp = await self.dispatch(request)
+            except _BACKEND as exc:
+                log.warning("replay %s: index or WARC unavailable: %s", scope["path"], exc)
+                resp = self.pages.error(503, "Archive unavailable",
+                                        f"The index or a WARC cannot be read: {exc}")  # fmt: skip
+            except ValueError as exc:  # a URL or timestamp the index cannot look up
+                log.info("replay %s: bad request: %s", scope["path"], exc)
+                resp = self.pages.error(400, "Bad request", str(exc))
+        await resp(scope, receive, send)
+
+    # -- dispatch ----------------------------------------------------------------------
+    async def dispatch(self, request: Request) -> Response:
+        """The response to a replay-side request (``GET``/``HEAD``)."""
+        scope = request.scope
+        raw = scope.get("raw_path") or scope["path"].encode("utf-8")
+        raw_path = raw.decode("latin-1").split("?", 1)[0]
+        query = scope.get("query_string", b"").decode("latin-1")
+        target = parse_target(raw_path, query)
+        if target is None:
+            return self.pages.error(404, "Not found", f"No page at {scope['path']}.")
+        if target.kind == "home":
+            return self.pages.html("home.html", collections=self.collections.names())
+        if target.kind == "app":
+            return await self.app_file(request, target.url)
+        try:
+            ctx = self.collections.get(target.coll)  # cached: a dict lookup (see ttl)
+        except UnknownCollection:
+            return self.pages.error(404, "No such collection",
+                                    f"There is no collection named {target.coll!r}.")  # fmt: skip
+        except ValueError as exc:  # the collection's access-rules.yaml is unusable
+            log.error("collection %r: %s", target.coll, exc)
+            return self.pages.error(500, "Access rules unusable", str(exc), target.coll)
+        if target.kind == "collection":
+            return await self.collection_page(request, ctx, raw_path)
+        if not target.url:
+            return self.pages.error(400, "No URL", "Give a URL after the timestamp.", ctx.name)
+        if target.kind == "captures":
+            return await run_in_threadpool(self.capture_list, ctx, target)
+        if target.kind == "diff":
+            return await run_in_threadpool(self.diff_page, ctx, target)
+        if target.kind == "timegate":
+            return await self.timegate(request, ctx, target)
+        return await self.memento(request, ctx, target)
+
+    # -- the app's own files -------------------------------------------------------------
+    async def app_file(self, request: Request, path: str) -> Response:
+        """``/_webark/client.js`` (the client script of :mod:`webark.rewrite.client`),
+        ``/_webark/static/…`` (files of ``webark/apps/static``) and
+        ``/_webark/search?coll=&url=&ts=`` (the search forms: a redirect to the capture
+        list, a URL list or a memento)."""
+        if path == "client.js":
+            if self._client_js is None:
+                self._client_js = client_script().encode("utf-8")
+            return Response(self._client_js, media_type="text/javascript; charset=utf-8",
+                            headers={"Cache-Control": "max-age=600"})  # fmt: skip
+        if path.startswith("static/"):
+            name = path[len("static/") :]
+            f = (STATIC / name).resolve()
+            if "/" in name or "\\" in name or not f.is_file() or f.parent != STATIC.resolve():
+                return self.pages.error(404, "Not found", f"No file {name!r}.")
+            media = mimetypes.guess_type(f.name)[0] or "application/octet-stream"
+            if media.startswith("text/") or media.endswith("javascript"):
+                media += "; charset=utf-8"
+            return FileResponse(f, media_type=media, headers={"Cache-Control": "max-age=600"})
+        if path.split("?", 1)[0] == "search":
+            return self.search(request)
+        return self.pages.error(404, "Not found", f"No page {APP_PREFIX}{path}.")
+
+    def search(self, request: Request) -> Response:
+        """Redirect a search form to its page (see :meth:`app_file`)."""
+        q = request.query_params
+        names = self.collections.names()
+        coll = q.get("coll") or (names[0] if len(names) == 1 else "")
+        url = (q.get("url") or "").strip()
+        ts = re.sub(r"\D", "", q.get("ts") or "")[:14]
+        if not coll or coll not in names:
+            return self.pages.error(400, "Which collection?", "Choose a collection to search.")
+        prefix = coll_prefix("/", coll)
+        if not url:
+            return RedirectResponse(prefix, 303)
+        if url.startswith("*.") or url.endswith("*"):
+            return RedirectResponse(f"{prefix}*/{quote(url, safe=':/?#[]@!$&()*+,;=%~')}", 303)
+        url = fix_url(url)
+        if ts:
+            return RedirectResponse(archival_url(prefix, ts, url), 303)
+        return RedirectResponse(captures_url(prefix, url), 303)
+
+    # -- pages ---------------------------------------------------------------------------
+    async def collection_page(
+        self, request: Request, ctx: ReplayContext, raw_path: str
+    ) -> Response:
+        """``/{coll}/``: search form and the first URLs of the collection;
+        ``/{coll}`` redirects there, ``/{coll}/?url=…`` searches."""
+        if not raw_path.endswith("/"):
+            return RedirectResponse(coll_prefix("/", ctx.name), 301)
+        if request.query_params.get("url"):
+            items = [("coll", ctx.name), *request.query_params.multi_items()]
+            return RedirectResponse(f"{APP_PREFIX}search?{urlencode(items)}", 303)
+
+        def first_urls() -> list[Any]:
+            lines = (x for x in ctx.source.scan(KeyRange("", None)) if is_replayable(x))
+            rows, _ = build_url_list(
+                (x for x in lines if not ctx.access.excluded(x)), max_urls=50
+            )
+            return rows
+
+        hosts = await run_in_threadpool(first_urls)
+        return self.pages.html("collection.html", coll=ctx.name, hosts=hosts)
+
+    def capture_list(self, ctx: ReplayContext, target: Target) -> Response:
+        """``/{coll}/*/{url}``: calendar of an exact URL; for ``url*`` (prefix) and
+        ``*.host`` (domain) the list of URLs. A timestamp prefix (``2014*``) limits the
+        captures to that period."""
+        raw = target.url
+        if raw.startswith("http://*."):
+            raw = raw[len("http://") :]
+        url, match = resolve_match(raw)
+        ts = target.timestamp
+        try:
+            lines = captures(ctx.source, url, match, ts, ts)
+            kept = (x for x in lines if not ctx.access.excluded(x))
+            if match != "exact":
+                rows, more = build_url_list(kept, MAX_URLS)
+                return self.pages.html("captures.html", coll=ctx.name, url=url, query_url=raw,
+                                       urls=rows, truncated=more)  # fmt: skip
+            cal = build_calendar(kept, MAX_ROWS)
+        except ValueError as exc:
+            return self.pages.error(400, "Bad URL", f"{target.url}: {exc}", ctx.name)
+        last_ts = cal.rows[-1].timestamp if cal.rows else ""
+        if cal.truncated:
+            last = closest(ctx.source, url, None, limit=1)
+            last_ts = last[0].timestamp if last else last_ts
+        status = 200 if cal.total else 404
+        if not cal.total:
+            return self.not_found(ctx, url, None, [], "No captures of this URL.")
+        return self.pages.html("captures.html", status, coll=ctx.name, url=url, urls=None,
+                               cal=cal, last_ts=last_ts)  # fmt: skip
+
+    def not_found(self, ctx: ReplayContext, url: str, timestamp: str | None,
+                  tried: list[CdxLine], reason: str = "",
+                  headers: dict[str, str] | None = None) -> Response:  # fmt: skip
+        """The 404 "Not in archive" page: ``tried`` (captures of the URL that could not
+        be served) and similar URLs (same folder, then same host)."""
+        similar: list[Any] = []
+        try:
+            for base, match in _similar_queries(url):
+                lines = captures(ctx.source, base, match)
+                rows, _ = build_url_list(
+                    (x for x in lines if not ctx.access.excluded(x)), MAX_SIMILAR + 1
+                )
+                similar = [r for r in rows if r.url != url][:MAX_SIMILAR]
+                if similar:
+                    break
+        except ValueError:
+            similar = []
+        return self.pages.html("not_found.html", 404, headers, coll=ctx.name, url=url,
+                               timestamp=timestamp, nearest=tried[:10], similar=similar,
+                               reason=reason)  # fmt: skip
+
+    def blocked(self, ctx: ReplayContext, sel: Blocked) -> Response:
+        """451 for a capture blocked by an access rule (RFC 7725)."""
+        rule = sel.decision.rule
+        note = getattr(rule, "note", "") if rule is not None else ""
+        return self.pages.html("blocked.html", 451, coll=ctx.name, url=sel.line.url,
+                               timestamp=sel.line.timestamp, note=note)  # fmt: skip
+
+    def diff_page(self, ctx: ReplayContext, target: Target) -> Response:
+        """``/{coll}/diff/{ts1}/{ts2}/{url}``: side-by-side text diff of the captures
+        closest to ``ts1`` and ``ts2`` (both must be HTML)."""
+        texts: list[list[str]] = []
+        stamps: list[str] = []
+        for ts in (target.timestamp, target.timestamp2):
+            sel = select_capture(ctx, target.url, ts)
+            if isinstance(sel, Blocked):
+                return self.blocked(ctx, sel)
+            if isinstance(sel, Missing):
+                return self.not_found(ctx, target.url, ts, sel.tried)
+            rc = sel.capture
+            ctype = (rc.header("Content-Type") or rc.line.mime or "").lower()
+            if "html" not in ctype:
+                return self.pages.error(
+                    400, "Not an HTML page",
+                    f"The capture at {display_date(rc.line.timestamp)} is {ctype or 'untyped'}; "
+                    "the diff view compares HTML pages.", ctx.name,
+                )  # fmt: skip
+            with rc.payload_stream() as f:
+                body = f.read()
+            with contextlib.suppress(ValueError):
+                body = decode_content(body, rc.header("Content-Encoding"))
+            texts.append(visible_lines(body))
+            stamps.append(rc.line.timestamp)
+        rows, changed = side_by_side(texts[0], texts[1])
+        return self.pages.html("diff.html", coll=ctx.name, url=target.url, ts1=stamps[0],
+                               ts2=stamps[1], rows=rows, changed=changed,
+                               same=changed == 0)  # fmt: skip
+
+    # -- Memento ---------------------------------------------------------------------------
+    async def timegate(self, request: Request, ctx: ReplayContext, target: Target) -> Response:
+        """RFC 7089 TimeGate: 302 to the memento closest to ``Accept-Datetime`` (latest
+        without it), with ``Vary: accept-datetime`` and a ``Link`` header; 400 for a bad
+        ``Accept-Datetime``."""
+        vary = {"Vary": "accept-datetime"}
+        ts: str | None = None
+        header = request.headers.get("accept-datetime")
+        if header is not None:
+            try:
+                ts = parse_accept_datetime(header)
+            except BadAcceptDatetime as exc:
+                return self.pages.error(400, "Bad Accept-Datetime", str(exc), ctx.name, vary)
+        sel = await run_in_threadpool(select_capture, ctx, target.url, ts)
+        if isinstance(sel, Blocked):
+            return self.blocked(ctx, sel)
+        if isinstance(sel, Missing):
+            return await run_in_threadpool(self.not_found, ctx, target.url, ts, sel.tried, "", vary)
+        chosen, url = sel.capture.line.timestamp, sel.capture.line.url
+        prefix = coll_prefix(str(request.base_url), ctx.name)
+        links = MementoLinks(url, prefix, chosen, target.modifier)
+        location = archival_url(prefix, chosen, url, target.modifier)
+        return Response(b"", 302, headers={"Location": location, "Link": links.header(), **vary})
+
+    async def memento(self, request: Request, ctx: ReplayContext, target: Target) -> Response:
+        """A memento: the capture, or a 302 to the canonical timestamp, 404, 451 (one
+        hop to a worker thread for the whole lookup and rendering)."""
+        abs_prefix = coll_prefix(str(request.base_url), ctx.name)
+        return await run_in_threadpool(
+            self._memento, ctx, target, abs_prefix, request.headers.get("range"),
+            request.method == "HEAD",
+        )  # fmt: skip
+
+    def _memento(self, ctx: ReplayContext, target: Target, abs_prefix: str,
+                 range_header: str | None, head_only: bool) -> Response:  # fmt: skip
+        assert target.timestamp is not None
+        sel = select_capture(ctx, target.url, target.timestamp)
+        if isinstance(sel, Blocked):
+            return self.blocked(ctx, sel)
+        if isinstance(sel, Missing):
+            reason = "; ".join(sel.failures[:3])
+            return self.not_found(ctx, target.url, target.timestamp, sel.tried, reason)
+        rc = sel.capture
+        ts = rc.line.timestamp
+        if ts != target.timestamp:
+            # to the capture's own URL too: same URL key, maybe another spelling (/a vs /a/)
+            location = archival_url(abs_prefix, ts, rc.line.url, target.modifier)
+            links = MementoLinks(rc.line.url, abs_prefix, ts, target.modifier)
+            return Response(b"", 302, headers={"Location": location, "Link": links.header()})
+        return self._serve(ctx, target, rc, abs_prefix, range_header, head_only)
+
+    def _serve(self, ctx: ReplayContext, target: Target, rc: ResolvedCapture,
+               abs_prefix: str, range_header: str | None, head_only: bool) -> Response:  # fmt: skip
+        ts = rc.line.timestamp
+        url = rc.line.url  # the base of relative links: the capture's URL as archived
+        prefix = coll_prefix("/", ctx.name)
+        prev, nxt = neighbours(ctx.source, url, ts)
+        first = next(iter(captures(ctx.source, url)), None)
+        last_l = closest(ctx.source, url, None, limit=1)
+        last = last_l[0] if last_l else None
+        banner = None
+        if target.modifier in ("", "mp_"):
+            def cap(x: CdxLine | None) -> tuple[str, str] | None:
+                if x is None or ctx.access.excluded(x):
+                    return None
+                return archival_url(prefix, x.timestamp, url, target.modifier), display_date(
+                    x.timestamp
+                )
+
+            banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt))
+        rendered = render(
+            rc, url=url, prefix=prefix, root="/", modifier=target.modifier,
+            range_header=range_header, banner=banner, head_only=head_only,
+        )  # fmt: skip
+        links = MementoLinks(
+            url, abs_prefix, ts, target.modifier,
+            first=first.timestamp if first else None,
+            prev=prev.timestamp if prev else None,
+            next=nxt.timestamp if nxt else None,
+            last=last.timestamp if last else None,
+        )  # fmt: skip
+        extra = [("Memento-Datetime", http_date(ts)), ("Link", links.header())]
+        return _response(rendered, extra)
+
+
+def _similar_queries(url: str) -> Iterator[tuple[str, Any]]:
+    """Queries for similar URLs: the URL's folder (prefix), then its host."""
+    base = url.split("?", 1)[0].split("#", 1)[0]
+    scheme_end = base.find("://")
+    slash = base.rfind("/")
+    if scheme_end >= 0 and slash > scheme_end + 2:
+        folder = base[: slash + 1]
+        host_end = base.find("/", scheme_end + 3)
+        if slash > host_end:
+            yield folder, "prefix"
+        yield base[:host_end + 1] if host_end > 0 else base, "host"
+    else:
+        yield base, "host"
+
+
+def create_server(
+    collections_dir: str | os.PathLike[str],
+    *,
+    access_rules: str | os.PathLike[str] | None = None,
+    replay_base: str | None = None,
+) -> ReplayServer:
+    """``webark serve``'s app over the collections in ``collections_dir``: replay and the
+    resolution API (sharing one index source per collection).
+
+    Args:
+        access_rules: a server-wide access rules file (YAML, see
+            :mod:`webark.apps.replay_access`); each collection may add its own
+            ``access-rules.yaml``.
+        replay_base: base URL of the replay app in the resolution API's Memento links
+            (default: this server).
+
+    Raises:
+        ValueError / OSError: the access rules file cannot be used.
+    """
+    colls: Collections = DirectoryCollections(collections_dir)
+    assert isinstance(colls, DirectoryCollections)
+    api = create_app(colls, replay_base=replay_base)
+    return ReplayServer(api, ReplayCollections(colls, AccessConfig(access_rules)))
+
+
+def server_from_env() -> ReplayServer:
+    """App factory for ``uvicorn --factory``: ``$WEBARK_COLLECTIONS`` (required),
+    ``$WEBARK_ACCESS_RULES`` and ``$WEBARK_REPLAY_BASE`` (optional).
+
+    Raises:
+        RuntimeError: ``$WEBARK_COLLECTIONS`` is not set.
+    """
+    root = os.environ.get("WEBARK_COLLECTIONS")
+    if not root:
+        raise RuntimeError("WEBARK_COLLECTIONS is not set")
+    return create_server(root, access_rules=os.environ.get("WEBARK_ACCESS_RULES") or None,
+                         replay_base=os.environ.get("WEBARK_REPLAY_BASE") or None)  # fmt: skip
+
+
+__all__ = ["ReplayServer", "create_server", "is_api_request", "server_from_env"]

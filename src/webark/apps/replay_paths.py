@@ -1,0 +1,164 @@
+"""Replay URLs: parse a request target into what it asks for, and build archival URLs.
+
+The URL space (pywb's, so links and bookmarks made for pywb keep working)::
+
+    /                                     home: collections and a URL search box
+    /_webark/...                          the app's own files (static, client script, search)
+    /{coll}/                              a collection page with a search box
+    /{coll}/*/{url}                       captures of {url} (calendar); {url}* or *.host: URLs
+    /{coll}/diff/{ts1}/{ts2}/{url}        text diff of two captures of an HTML page
+    /{coll}/{url}                         Memento TimeGate (RFC 7089 §4.1): 302 to a memento
+    /{coll}/{modifier}/{url}              TimeGate keeping the modifier (``id_/``)
+    /{coll}/{timestamp}{modifier}/{url}   a memento: timestamp 1–14 digits (UTC), modifier
+                                          ``id_ im_ js_ cs_ if_ oe_ mp_`` or none
+
+(``/{coll}/cdx`` and ``/{coll}/timemap/...`` belong to the resolution API,
+:mod:`webark.apps.cdx_api`, and never reach this parser.)
+
+The ``{url}`` part is taken from the *raw* request target (ASGI ``raw_path``, percent
+escapes as the client sent them) plus the raw query string, not from the decoded path:
+``/c/2014/http://a.org/x%2Fy?b=1&a=2`` asks for ``http://a.org/x%2Fy?b=1&a=2``. A scheme
+whose slashes a proxy merged (``http:/a.org``) is repaired, a URL without scheme gets
+``http://``, and a URL sent fully percent-encoded (``http%3A%2F%2Fa.org%2F``, what an HTML
+form produces) is decoded once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote, unquote
+
+#: Modifiers of archival URLs (pywb convention): ``id_`` the original bytes, ``im_``
+#: image, ``js_`` script, ``cs_`` stylesheet, ``if_``/``fr_`` iframe/frame (no banner),
+#: ``oe_`` object/embed, ``mp_`` main page. ``""`` is the rewritten page with the banner.
+MODIFIERS = frozenset({"id_", "im_", "js_", "cs_", "if_", "fr_", "oe_", "mp_"})
+
+#: Prefix of the app's own paths; collection names cannot start with ``_``
+#: (:data:`webark.apps.cdx_sources._NAME_RE`), so it never hides a collection.
+APP_PREFIX = "/_webark/"
+
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):([^/]*)")
+_TS_MOD = re.compile(r"^(\d{1,14})?([a-z]{2}_)?$")
+_LIST = re.compile(r"^(\d{0,14})\*$")
+_DIFF = re.compile(r"^diff/(\d{1,14})/(\d{1,14})/(.+)$", re.S)
+
+Kind = Literal["home", "app", "collection", "captures", "diff", "timegate", "memento"]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a request path asks for.
+
+    Attributes:
+        kind: ``home``, ``app`` (a ``/_webark/`` path), ``collection``, ``captures``,
+            ``diff``, ``timegate`` or ``memento``.
+        coll: collection name ('' for ``home``/``app``).
+        url: the original URL asked for (see the module docstring), or for ``app`` the
+            path below ``/_webark/``.
+        timestamp: 1–14 digits as requested (``memento``; ``captures`` may have a
+            prefix such as ``2014``), None when absent.
+        modifier: ``""`` or one of :data:`MODIFIERS` (an unknown ``xx_`` is ``""``).
+        timestamp2: the second timestamp of a ``diff``.
+    """
+
+    kind: Kind
+    coll: str = ""
+    url: str = ""
+    timestamp: str | None = None
+    modifier: str = ""
+    timestamp2: str | None = None
+
+
+def fix_url(url: str) -> str:
+    """The original URL from the ``{url}`` part of a replay path (see the module
+    docstring): ``http:/a.org/`` → ``http://a.org/``, ``a.org/`` → ``http://a.org/``,
+    ``http%3A%2F%2Fa.org%2F`` → ``http://a.org/``. Empty stays empty."""
+    url = url.strip()
+    if not url:
+        return url
+    low = url[:12].lower()
+    if low.startswith(("http%3a", "https%3a")):
+        url = unquote(url)
+        low = url[:12].lower()
+    for scheme in ("http:", "https:"):
+        if low.startswith(scheme):
+            rest = url[len(scheme) :]
+            if not rest.startswith("//"):
+                url = scheme + "//" + rest.lstrip("/")
+            return url
+    if url.startswith("//"):
+        return "http:" + url
+    m = _SCHEME.match(url)
+    if m and not m.group(2).isdigit():  # dns:, urn:, ftp://… (not host:port)
+        return url
+    return "http://" + url
+
+
+def parse_target(raw_path: str, query: str = "") -> Target | None:
+    """Parse the raw request path (percent escapes as sent) and raw query string.
+
+    Returns:
+        The :class:`Target`, or None when the path is not a replay path (e.g. ``//``).
+    """
+    if raw_path == "/" or raw_path == "":
+        return Target("home")
+    if raw_path.startswith(APP_PREFIX):
+        return Target("app", url=raw_path[len(APP_PREFIX) :])
+    if not raw_path.startswith("/"):
+        return None
+    coll, sep, rest = raw_path[1:].partition("/")
+    if not coll:
+        return None
+    coll = unquote(coll)
+    if not sep or (not rest and not query):
+        return Target("collection", coll)
+    if not rest:
+        return Target("collection", coll)
+    qs = "?" + query if query else ""
+    head, sep2, tail = rest.partition("/")
+    m = _LIST.match(head)
+    if m and sep2:
+        return Target("captures", coll, fix_url(tail + qs), m.group(1) or None)
+    m = _DIFF.match(rest)
+    if m:
+        return Target("diff", coll, fix_url(m.group(3) + qs), m.group(1), "", m.group(2))
+    m = _TS_MOD.match(head)
+    if m and sep2 and head:
+        ts, mod = m.group(1), m.group(2) or ""
+        if mod not in MODIFIERS:
+            mod = ""
+        url = fix_url(tail + qs)
+        if ts is None:
+            return Target("timegate", coll, url, None, mod)
+        return Target("memento", coll, url, ts, mod)
+    return Target("timegate", coll, fix_url(rest + qs))
+
+
+_SAFE = ":/?#[]@!$&'()*+,;=%~"
+
+
+def url_for_path(url: str) -> str:
+    """``url`` made safe to put in a path or header: percent escapes kept, characters
+    that are not allowed in a URL (space, non-ASCII, ``"<>\\^`{|}``) percent-encoded
+    (UTF-8)."""
+    return quote(url, safe=_SAFE)
+
+
+def archival_url(prefix: str, timestamp: str, url: str, modifier: str = "") -> str:
+    """``{prefix}{timestamp}{modifier}/{url}``; ``prefix`` ends with ``/``
+    (``/coll/`` or ``http://host:port/coll/``)."""
+    return f"{prefix}{timestamp}{modifier}/{url_for_path(url)}"
+
+
+def captures_url(prefix: str, url: str) -> str:
+    """``{prefix}*/{url}``: the capture list of ``url``."""
+    return f"{prefix}*/{url_for_path(url)}"
+
+
+def coll_prefix(base: str, coll: str) -> str:
+    """``{base}{coll}/`` with ``base`` ending in ``/`` (``/`` or ``http://h:p/``)."""
+    if not base.endswith("/"):
+        base += "/"
+    return f"{base}{quote(coll, safe='')}/"

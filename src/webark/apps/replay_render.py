@@ -1,0 +1,269 @@
+"""The response for a chosen capture: status, headers and body, by replay mode.
+
+* ``id_`` — the payload exactly as archived (content-coding as stored, e.g. still
+  gzipped), the original status and headers; only headers that would break replay are
+  kept as ``X-Archive-Orig-*`` (:func:`webark.rewrite.headers.prefix_unsafe_headers`),
+  and a 3xx ``Location`` points into the archive (``id_`` again), so that even raw mode
+  never sends the browser to the live web.
+* other modes — :func:`webark.rewrite.mime.rewrite_kind` picks the rewriter from the
+  media type, URL and modifier: ``html`` (with the head insert: client-script
+  configuration, client script, banner), ``css``, ``js``; a stored ``Content-Encoding``
+  (gzip, br, deflate) is undone first and the rewritten body is sent as identity.
+  Anything else (images, media, JSON, PDF …) is sent as stored with rewritten headers.
+  The charset comes from the ``Content-Type`` parameter and goes to the rewriter
+  (which falls back to ``<meta charset>``/BOM and never re-encodes lossy).
+
+Bodies that are not rewritten support Range requests (:mod:`webark.apps.replay_range`,
+``Accept-Ranges: bytes``; served from ``ResolvedCapture.payload_range``, which seeks in
+uncompressed WARCs) and are streamed in :data:`CHUNK` pieces when larger than
+:data:`INLINE_MAX`.
+
+Everything here does blocking reads: run it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from webark.apps.replay_paths import APP_PREFIX
+from webark.apps.replay_range import ByteRange, Unsatisfiable, parse_range
+from webark.index.resolved import ResolvedCapture
+from webark.rewrite.client import client_config_script
+from webark.rewrite.css import rewrite_css_bytes
+from webark.rewrite.headers import prefix_unsafe_headers, rewrite_headers
+from webark.rewrite.html import rewrite_html
+from webark.rewrite.js import rewrite_js_bytes
+from webark.rewrite.mime import rewrite_kind
+from webark.rewrite.urls import UrlRewriter
+from webark.warc.payload import decode_content
+
+log = logging.getLogger(__name__)
+
+#: Payloads up to this many bytes are read at once and sent with one write.
+INLINE_MAX = 1 << 20
+#: Piece size of streamed payloads.
+CHUNK = 1 << 16
+#: Modifiers whose HTML gets the banner (top-level pages).
+BANNER_MODIFIERS = frozenset({"", "mp_"})
+
+#: Headers this module sets itself (the archived ones are dropped or prefixed).
+_FRAMING = frozenset({"content-length", "transfer-encoding", "content-encoding", "content-range"})
+_NO_BODY = frozenset({204, 304})
+
+
+@dataclass
+class Rendered:
+    """A response ready to send: ``body`` (bytes) or ``stream`` (a blocking iterator
+    of byte pieces, to be iterated in a worker thread; ``length`` bytes in all)."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes = b""
+    stream: Iterator[bytes] | None = None
+    length: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Banner:
+    """What the banner shows: ``date`` (display form, UTC), ``captures`` (URL of the
+    capture list), ``prev``/``next``: ``(archival URL, display date)`` or None."""
+
+    date: str
+    captures: str
+    prev: tuple[str, str] | None = None
+    next: tuple[str, str] | None = None
+
+    def data(self) -> dict[str, object]:
+        def cap(c: tuple[str, str] | None) -> dict[str, str] | None:
+            return None if c is None else {"href": c[0], "date": c[1]}
+
+        return {"date": self.date, "captures": self.captures,
+                "prev": cap(self.prev), "next": cap(self.next)}  # fmt: skip
+
+
+def _script_json(value: object) -> str:
+    """JSON safe inside ``<script>``: ``<``, ``>``, ``&`` and line separators escaped."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def head_insert(
+    rewriter: UrlRewriter, url: str, root: str, banner: Banner | None
+) -> str:
+    """The HTML inserted right after ``<head>``: the client script's configuration
+    (``window.__webark``), the client script (``{root}_webark/client.js``, cached by the
+    browser) and, for top-level pages, the banner data and script."""
+    parts = [
+        client_config_script(rewriter.prefix, rewriter.timestamp, url, rewriter.modifier),
+        f'<script src="{root}{APP_PREFIX[1:]}client.js"></script>',
+    ]
+    if banner is not None:
+        parts.append(f"<script>window.__webark_banner={_script_json(banner.data())};</script>")
+        parts.append(f'<script src="{root}{APP_PREFIX[1:]}static/banner.js" defer></script>')
+    return "".join(parts)
+
+
+def charset_of(content_type: str | None) -> str | None:
+    """The ``charset`` parameter of a Content-Type value, or None."""
+    if not content_type:
+        return None
+    for part in content_type.split(";")[1:]:
+        k, _, v = part.partition("=")
+        if k.strip().lower() == "charset":
+            v = v.strip().strip("\"'").strip()
+            return v or None
+    return None
+
+
+def _header(headers: list[tuple[str, str]], name: str) -> str | None:
+    low = name.lower()
+    for k, v in headers:
+        if k.lower() == low:
+            return v
+    return None
+
+
+def _without(headers: list[tuple[str, str]], names: frozenset[str]) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in headers if k.lower() not in names]
+
+
+def _status(code: int) -> int:
+    """A status code a server may send (1xx and nonsense become 200)."""
+    return code if 200 <= code <= 599 else 200
+
+
+def _read_all(stream: BinaryIO) -> bytes:
+    try:
+        return stream.read()
+    finally:
+        stream.close()
+
+
+def _pieces(stream: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
+    try:
+        while True:
+            piece = stream.read(size)
+            if not piece:
+                return
+            yield piece
+    finally:
+        stream.close()
+
+
+def render(
+    rc: ResolvedCapture,
+    *,
+    url: str,
+    prefix: str,
+    root: str,
+    modifier: str,
+    range_header: str | None,
+    banner: Banner | None,
+    head_only: bool = False,
+) -> Rendered:
+    """The response for capture ``rc`` requested as ``{prefix}{ts}{modifier}/{url}``.
+
+    Args:
+        url: the original URL (the capture's, as archived).
+        prefix: ``/coll/`` (or absolute) for rewritten URLs; root: the app's root
+            path (``/``) for its own files.
+        range_header: the request's ``Range`` (None: none, or ignored by the caller).
+        banner: banner data, or None for no banner (``if_``, embeds).
+        head_only: a HEAD request (no body is read when it can be avoided).
+    """
+    ts = rc.line.timestamp
+    status = _status(rc.status)
+    rewriter = UrlRewriter(prefix, ts, url, modifier)
+    stored_encoding = (_header(rc.headers, "Content-Encoding") or "").strip()
+    if modifier == "id_":
+        headers = prefix_unsafe_headers(list(rc.headers), body_length=rc.payload_length)
+        loc = _header(headers, "Location")
+        if loc is not None and 300 <= status < 400:
+            headers = [
+                (k, rewriter.rewrite(v, "id_") if k.lower() == "location" else v)
+                for k, v in headers
+            ]
+        return _as_stored(rc, headers, status, stored_encoding, range_header, head_only)
+    content_type = _header(rc.headers, "Content-Type") or (
+        rc.line.mime if rc.line.mime not in ("-", "warc/revisit") else ""
+    )
+    mime = content_type.split(";", 1)[0].strip().lower()
+    kind = rewrite_kind(mime, url, modifier)
+    rewritten = kind in ("html", "css", "js") and status not in _NO_BODY
+    headers = rewrite_headers(list(rc.headers), rewriter, status=status, body_rewritten=rewritten)
+    if not rewritten:
+        return _as_stored(rc, headers, status, stored_encoding, range_header, head_only)
+    raw = _read_all(rc.payload_stream())
+    body = raw
+    if stored_encoding and stored_encoding.lower() != "identity":
+        try:
+            body = decode_content(raw, stored_encoding)
+        except ValueError as exc:  # serve it as stored: better than nothing
+            log.warning("%s @ %s: cannot undo Content-Encoding %s (%s); sent as stored",
+                        url, ts, stored_encoding, exc)  # fmt: skip
+            return _as_stored(rc, headers, status, stored_encoding, None, head_only)
+    charset = charset_of(content_type)
+    if kind == "html":
+        insert = head_insert(rewriter, url, root, banner if modifier in BANNER_MODIFIERS else None)
+        body = rewrite_html(body, rewriter, charset=charset, head_insert=insert)
+    elif kind == "css":
+        body = rewrite_css_bytes(body, rewriter, charset=charset)
+    else:
+        body = rewrite_js_bytes(body, rewriter, charset=charset)
+    out = _without(headers, _FRAMING)
+    out.append(("Content-Length", str(len(body))))
+    return Rendered(status, out, b"" if head_only else body, length=len(body))
+
+
+def _as_stored(
+    rc: ResolvedCapture,
+    headers: list[tuple[str, str]],
+    status: int,
+    encoding: str,
+    range_header: str | None,
+    head_only: bool,
+) -> Rendered:
+    """The payload as stored (content-coding kept), with Range support on 200s."""
+    out = _without(headers, _FRAMING)
+    if encoding:
+        out.append(("Content-Encoding", encoding))
+    if status in _NO_BODY:
+        return Rendered(status, out)
+    total = rc.payload_length
+    data: bytes | None = None
+    if total is None:
+        data = _read_all(rc.payload_stream())
+        total = len(data)
+    out.append(("Accept-Ranges", "bytes"))
+    rng: ByteRange | None = None
+    if status == 200:
+        try:
+            rng = parse_range(range_header, total)
+        except Unsatisfiable as exc:
+            out.append(("Content-Range", exc.content_range()))
+            out.append(("Content-Length", "0"))
+            return Rendered(416, out)
+    if rng is not None:
+        out.append(("Content-Range", rng.content_range()))
+        out.append(("Content-Length", str(rng.length)))
+        if head_only:
+            return Rendered(206, out, length=rng.length)
+        if data is not None:
+            return Rendered(206, out, data[rng.start : rng.end + 1], length=rng.length)
+        if rng.length <= INLINE_MAX:
+            body = b"".join(rc.payload_range(rng.start, rng.end))
+            return Rendered(206, out, body, length=len(body))
+        return Rendered(206, out, stream=rc.payload_range(rng.start, rng.end), length=rng.length)
+    out.append(("Content-Length", str(total)))
+    if head_only:
+        return Rendered(status, out, length=total)
+    if data is not None:
+        return Rendered(status, out, data, length=total)
+    if total <= INLINE_MAX:
+        body = _read_all(rc.payload_stream())
+        return Rendered(status, out, body, length=len(body))
+    return Rendered(status, out, stream=_pieces(rc.payload_stream()), length=total)

@@ -1,0 +1,59 @@
+/* webark replay banner: a small fixed tab with the capture date, previous / next capture
+ * and the capture list. It lives in a closed Shadow DOM under a host element whose inline
+ * style resets everything (`all: initial`, !important), so the page's CSS cannot restyle
+ * or hide it, and it is position:fixed, so it takes no room in the page's layout.
+ * Data: window.__webark_banner = {date, captures, prev: {href, date} | null, next: ...}. */
+(function () {
+  "use strict";
+  var data = window.__webark_banner;
+  if (!data || window.top !== window.self) { return; }
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, function (c) {
+      return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c];
+    });
+  }
+  function link(cap, label, cls) {
+    if (!cap) { return '<span class="off ' + cls + '">' + label + '</span>'; }
+    return '<a class="' + cls + '" href="' + esc(cap.href) + '" title="' + esc(cap.date) + '">' + label + '</a>';
+  }
+  function mount() {
+    if (document.getElementById("__webark_banner_host")) { return; }
+    var host = document.createElement("webark-banner");
+    host.id = "__webark_banner_host";
+    host.setAttribute("style",
+      "all: initial !important; position: fixed !important; top: 0 !important; right: 12px !important;" +
+      " z-index: 2147483647 !important; display: block !important; visibility: visible !important;" +
+      " opacity: 1 !important; transform: none !important; pointer-events: auto !important;");
+    var root = host.attachShadow ? host.attachShadow({mode: "closed"}) : host;
+    root.innerHTML =
+      '<style>' +
+      ':host { all: initial; }' +
+      '.tab { font: 12px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #fff;' +
+      ' background: #23313f; border-radius: 0 0 6px 6px; padding: 4px 10px; box-shadow: 0 2px 6px rgba(0,0,0,.35);' +
+      ' display: flex; gap: 8px; align-items: center; white-space: nowrap; }' +
+      'a { color: #9fd0ff; text-decoration: none; } a:hover { text-decoration: underline; }' +
+      '.off { color: #6d7d8c; } .brand { font-weight: 700; color: #fff; letter-spacing: .04em; }' +
+      '.date { color: #fff; font-variant-numeric: tabular-nums; }' +
+      'button { all: unset; cursor: pointer; color: #c8d2dc; padding: 0 2px; }' +
+      '.hidden .more { display: none; }' +
+      '</style>' +
+      '<div class="tab" role="navigation" aria-label="webark archive">' +
+      '<span class="brand">webark</span>' +
+      '<span class="more"><span class="date" title="capture time (UTC)">' + esc(data.date) + '</span></span>' +
+      '<span class="more">' + link(data.prev, "&#8249; prev", "prev") + '</span>' +
+      '<span class="more">' + link(data.next, "next &#8250;", "next") + '</span>' +
+      '<span class="more"><a class="all" href="' + esc(data.captures) + '">all captures</a></span>' +
+      '<button type="button" class="toggle" title="hide / show">&#215;</button>' +
+      '</div>';
+    var tab = root.querySelector(".tab");
+    root.querySelector(".toggle").addEventListener("click", function () {
+      tab.classList.toggle("hidden");
+    });
+    document.documentElement.appendChild(host);
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", mount);
+  } else {
+    mount();
+  }
+})();

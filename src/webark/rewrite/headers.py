@@ -1,0 +1,151 @@
+"""HTTP response headers of a replayed capture.
+
+A recorded header is either kept, rewritten (its URLs made archive URLs) or kept for
+the record as ``X-Archive-Orig-<Name>`` so the browser does not act on it — pywb's
+header rewriter convention, which replay clients and Memento tools already know.
+
+Prefixed, because applying them would break replay or leave it: cookies
+(``Set-Cookie``), security policies that would block the archive's own scripts or
+frames (CSP, HSTS, ``X-Frame-Options``, COOP/COEP/CORP, Permissions-Policy …), caching
+validators and lifetimes (the archive decides how its responses are cached), framing
+of the recorded message (``Content-Length``, ``Transfer-Encoding``, and
+``Content-Encoding`` when the app serves a rewritten or decoded body), hop-by-hop
+fields (RFC 9110 §7.6.1) and headers that steer the browser elsewhere (``Alt-Svc``,
+``Clear-Site-Data``, reporting endpoints). Everything else is kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+from webark.rewrite.refresh import rewrite_refresh
+from webark.rewrite.urls import UrlRewriter
+
+__all__ = ["ORIG_PREFIX", "prefix_unsafe_headers", "rewrite_headers", "rewrite_link_header"]
+
+#: Prefix of recorded headers that are kept for information only (pywb convention).
+ORIG_PREFIX = "X-Archive-Orig-"
+
+# Would break replay even for a raw (id_) response.
+_UNSAFE = frozenset({
+    "set-cookie", "set-cookie2",
+    "content-security-policy", "content-security-policy-report-only",
+    "x-content-security-policy", "x-webkit-csp",
+    "strict-transport-security", "public-key-pins", "public-key-pins-report-only",
+    "expect-ct", "alt-svc", "clear-site-data", "nel", "report-to", "reporting-endpoints",
+    "transfer-encoding", "connection", "keep-alive", "proxy-connection", "proxy-authenticate",
+    "proxy-authorization", "te", "trailer", "upgrade",
+})
+# Prefixed in rewriting mode as well.
+_PREFIXED_WHEN_REWRITING = _UNSAFE | frozenset({
+    "date", "expires", "last-modified", "etag", "cache-control", "age", "pragma", "vary",
+    "x-frame-options", "cross-origin-opener-policy", "cross-origin-embedder-policy",
+    "cross-origin-resource-policy", "permissions-policy", "feature-policy",
+    "access-control-allow-origin", "access-control-allow-credentials",
+    "access-control-allow-methods", "access-control-allow-headers",
+    "access-control-expose-headers", "access-control-max-age",
+    "service-worker-allowed", "origin-agent-cluster", "x-xss-protection",
+    "memento-datetime", "www-authenticate",
+})
+_URL_HEADERS = frozenset({"location", "content-location", "content-base", "uri"})
+_LINK_URL = re.compile(r"<([^>]*)>")
+_LINK_AS = re.compile(r""";\s*as\s*=\s*"?([a-zA-Z]+)""")
+_LINK_REL = re.compile(r""";\s*rel\s*=\s*(?:"([^"]*)"|([^;,\s]+))""")
+_AS_MODIFIER = {"script": "js_", "style": "cs_", "image": "im_", "font": "im_",
+                "audio": "oe_", "video": "oe_", "track": "oe_", "document": None}
+
+
+def rewrite_headers(headers: list[tuple[str, str]], rewriter: UrlRewriter, *, status: int,
+                    body_rewritten: bool = True) -> list[tuple[str, str]]:
+    """Headers to send with a replayed (rewriting-mode) response.
+
+    Args:
+        headers: the recorded HTTP response headers, ``(name, value)`` in order.
+        rewriter: the response's :class:`UrlRewriter` (its modifier is kept on
+            ``Location``, so a redirected script stays ``js_``).
+        status: the recorded status code; ``Content-Range`` is kept only for 206.
+        body_rewritten: the app sends a body other than the recorded bytes (rewritten,
+            or with its content-coding removed): ``Content-Length`` and
+            ``Content-Encoding`` then become ``X-Archive-Orig-*``. With False (the
+            recorded payload is sent as stored) both are kept.
+
+    Returns:
+        New ``(name, value)`` list, same order: ``Location``, ``Content-Location``,
+        ``Content-Base``, ``URI`` and ``Refresh`` values and the URLs of ``Link`` are
+        rewritten; unsafe headers are renamed ``X-Archive-Orig-<Name>``; the rest is
+        kept. Source: pywb ``HeaderRewriter`` conventions, RFC 9110, RFC 8288 (Link).
+    """
+    out: list[tuple[str, str]] = []
+    for name, value in headers:
+        lname = name.lower()
+        if lname in _URL_HEADERS:
+            out.append((name, rewriter.rewrite(value)))
+        elif lname == "link":
+            out.append((name, rewrite_link_header(value, rewriter)))
+        elif lname == "refresh":
+            out.append((name, rewrite_refresh(value, rewriter)))
+        elif lname in _PREFIXED_WHEN_REWRITING:
+            out.append((ORIG_PREFIX + name, value))
+        elif lname in ("content-length", "content-encoding"):
+            out.append((ORIG_PREFIX + name, value) if body_rewritten else (name, value))
+        elif lname == "content-range" and status != 206:
+            out.append((ORIG_PREFIX + name, value))
+        else:
+            out.append((name, value))
+    return out
+
+
+def prefix_unsafe_headers(headers: list[tuple[str, str]], *,
+                          body_length: int | None = None) -> list[tuple[str, str]]:
+    """Headers for a raw (``id_``) response: kept as recorded, except those that would
+    break replay, renamed ``X-Archive-Orig-<Name>``: cookies, CSP, HSTS, key pinning,
+    ``Alt-Svc``, ``Clear-Site-Data``, reporting endpoints, hop-by-hop and framing fields
+    (``Transfer-Encoding``: the stored payload is already de-chunked) and
+    ``Content-Length`` when it does not match the body sent.
+
+    Args:
+        headers: recorded ``(name, value)`` pairs.
+        body_length: bytes of the body the app sends; ``None`` = unknown, then
+            ``Content-Length`` is renamed only if ``Transfer-Encoding`` is present too.
+    """
+    chunked = any(n.lower() == "transfer-encoding" for n, _ in headers)
+    out: list[tuple[str, str]] = []
+    for name, value in headers:
+        lname = name.lower()
+        if lname in _UNSAFE:
+            out.append((ORIG_PREFIX + name, value))
+        elif lname == "content-length":
+            wrong = chunked if body_length is None else value.strip() != str(body_length)
+            out.append((ORIG_PREFIX + name, value) if wrong else (name, value))
+        else:
+            out.append((name, value))
+    return out
+
+
+def rewrite_link_header(value: str, rewriter: UrlRewriter) -> str:
+    """Rewrite every ``<URI-Reference>`` of a Link header (RFC 8288 §3), choosing the
+    modifier from its ``as=`` (``preload`` of a script → ``js_``) or ``rel``
+    (``stylesheet`` → ``cs_``, ``modulepreload`` → ``js_``).
+
+    >>> r = UrlRewriter("/c/", "2014", "http://a.org/")
+    >>> rewrite_link_header('</s.css>; rel=preload; as=style, <http://b.org/>; rel="next"', r)
+    '</c/2014cs_/http://a.org/s.css>; rel=preload; as=style, </c/2014/http://b.org/>; rel="next"'
+    """
+    pieces: list[str] = []
+    last = 0
+    matches = list(_LINK_URL.finditer(value))
+    for i, m in enumerate(matches):
+        params_end = matches[i + 1].start() if i + 1 < len(matches) else len(value)
+        as_m = _LINK_AS.search(value, m.end(), params_end)
+        modifier = _AS_MODIFIER.get(as_m.group(1).lower()) if as_m else None
+        rel_m = _LINK_REL.search(value, m.end(), params_end)
+        rels = (rel_m.group(1) or rel_m.group(2) or "").lower().split() if rel_m else []
+        if "stylesheet" in rels:
+            modifier = "cs_"
+        elif "modulepreload" in rels:
+            modifier = "js_"
+        pieces.append(value[last : m.start(1)])
+        pieces.append(rewriter.rewrite(m.group(1), modifier))
+        last = m.end(1)
+    pieces.append(value[last:])
+    return "".join(pieces)
