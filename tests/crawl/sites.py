@@ -7,10 +7,11 @@ once, and the pause between them.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 Page = tuple[int, tuple[tuple[str, str], ...], bytes]
@@ -26,18 +27,44 @@ class Hit:
     start: float
     end: float
     user_agent: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The request header fields (names lowercased; the last of repeated ones)."""
+
+
+PageHandler = Callable[[str, Mapping[str, str]], "Page | None"]
+"""A dynamic page: ``(path, request headers with lowercased names) → Page``, or None
+to fall back to the static pages (then 404)."""
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Does not print clients that hung up (crawlers killed by a test), only real
+    errors of the handlers."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class TestSite:
     """Serve ``pages`` (path → :data:`Page`) on ``host`` (a free port); unknown paths 404.
 
+    ``handler`` (a :data:`PageHandler`) is asked first for every request: dynamic pages
+    (traps, bursts of 503, conditional requests). ``port`` 0 picks a free port.
     Use as a context manager; :attr:`hits` is the access log (thread-safe list).
     """
 
     __test__ = False  # not a pytest class
 
-    def __init__(self, pages: Mapping[str, Page], host: str = "127.0.0.1", delay: float = 0.0):
+    def __init__(
+        self,
+        pages: Mapping[str, Page],
+        host: str = "127.0.0.1",
+        delay: float = 0.0,
+        handler: PageHandler | None = None,
+        port: int = 0,
+    ):
         self.pages = dict(pages)
+        self.handler = handler
         self.host = host
         self.delay = delay
         self.hits: list[Hit] = []
@@ -52,25 +79,33 @@ class TestSite:
 
             def do_GET(self) -> None:
                 start = time.monotonic()
-                status, headers, body = site.pages.get(
-                    self.path, (404, (("Content-Type", "text/html"),), b"<h1>not found</h1>")
-                )
+                req = {k.lower(): v for k, v in self.headers.items()}
+                page = site.handler(self.path, req) if site.handler else None
+                if page is None:
+                    page = site.pages.get(
+                        self.path, (404, (("Content-Type", "text/html"),), b"<h1>not found</h1>")
+                    )
+                status, headers, body = page
                 if site.delay:
                     time.sleep(site.delay)
                 self.send_response(status)
                 for name, value in headers:
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
+                if status != 304:
+                    self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if status != 304:
+                    self.wfile.write(body)
                 self.wfile.flush()
                 end = time.monotonic()
                 with site._lock:
                     site.hits.append(
-                        Hit(self.path, status, start, end, self.headers.get("User-Agent", ""))
+                        Hit(
+                            self.path, status, start, end, req.get("user-agent", ""), req
+                        )
                     )
 
-        self.server = ThreadingHTTPServer((host, 0), Handler)
+        self.server = _QuietServer((host, port), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)

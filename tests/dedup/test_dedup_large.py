@@ -1,6 +1,7 @@
-"""Scale: insert N originals (default 200,000; ``WEBARK_DEDUP_ROWS=1000000`` for the
-1M measurement), then look up exact-URL hits, digest-only hits and misses. Runs in a
-subprocess so its peak memory can be measured. Figures are printed (``pytest -s``).
+"""Scale: insert N originals (default 50,000, about 10 s, so the suite stays fast;
+``WEBARK_DEDUP_ROWS=1000000`` for the 1M measurement), then look up exact-URL hits,
+digest-only hits and misses. Runs in a subprocess so its peak memory can be measured.
+Figures are printed (``pytest -s``).
 
 Measured on the development machine (2 vCPUs, shared with other jobs), 1,000,000
 originals in 10 WARC files, 900,000 distinct digests, URLs ~55 chars, uuid record ids,
@@ -20,7 +21,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROWS = int(os.environ.get("WEBARK_DEDUP_ROWS", "200000"))
+ROWS = int(os.environ.get("WEBARK_DEDUP_ROWS", "50000"))
 
 SCRIPT = textwrap.dedent("""
     import base64, hashlib, json, os, random, resource, sys, time
@@ -97,8 +98,6 @@ def test_many_originals(tmp_path: Path) -> None:
     assert r["exact_ok"] and r["agnostic_ok"] and r["miss_ok"]
     assert r["counts"]["by_url"] == ROWS
     assert r["counts"]["by_digest"] == ROWS * 9 // 10
-    # loose bounds (shared CI machines): the figures above are typical
+    # sizes, not speeds (no timing assertions in tests: the rates are printed above)
     assert r["bytes"] / ROWS < 650
-    assert ROWS / r["insert_s"] > 2000
-    assert min(r["exact_per_s"], r["agnostic_per_s"], r["miss_per_s"]) > 2000
     assert r["maxrss_mb"] < 400  # bounded: page cache 32 MiB + Python

@@ -5,26 +5,106 @@
     webark crawl --resume JOBDIR
 
 CLI options override the job file's keys (:data:`webark.crawl.job.JOB_KEYS`).
+
+While the crawl runs, the control API (:mod:`webark.apps.crawl_control`) listens on
+127.0.0.1 (``--control-port``, a free port by default) in the same event loop; its URL
+and bearer token are printed and written to ``JOBDIR/control.json`` (mode 0600, removed
+at the end). The terminal shows :mod:`webark.cli.crawl_view` (``--quiet``: nothing).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from webark.crawl.job import JobConfigError, job_from_mapping, load_job_file
+from webark.crawl.job import CrawlJob, JobConfigError, job_from_mapping, load_job_file
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from webark.crawl.controller import CrawlSummary
 
 
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
+async def _run(
+    job: CrawlJob,
+    *,
+    resume: bool,
+    console: Console,
+    control_port: int | None,
+    view_mode: str | None,
+    line_interval: float,
+) -> CrawlSummary:
+    """Run the crawl with its control API and terminal view in one event loop.
+
+    SIGINT/SIGTERM stop the crawl gracefully (a second signal: immediate exit, as
+    before; ``--resume`` recovers).
+
+    Raises:
+        CrawlSetupError: the crawl cannot start.
+        OSError: the control port cannot be bound.
+    """
+    from webark.apps.crawl_control import ControlServer
+    from webark.cli.crawl_view import CrawlView
+    from webark.crawl.control import CrawlControl
+    from webark.crawl.controller import CrawlController
+
+    ctl = CrawlController(job, resume=resume)
+    control = CrawlControl(ctl)
+    server: ControlServer | None = None
+    if control_port is not None:
+        server = ControlServer(control, port=control_port, info_path=job.job_dir / "control.json")
+        server.bind()  # fail before crawling when the port is taken
+    loop = asyncio.get_running_loop()
+
+    def stop(signame: str) -> None:
+        ctl.request_stop(f"{signame} received")
+        for s in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(s)
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(s, stop, s.name)
+    crawl = asyncio.create_task(ctl.run())
+    view_task: asyncio.Task[None] | None = None
+    try:
+        while ctl.frontier is None and not crawl.done():  # job dir ready, frontier open
+            await asyncio.sleep(0.005)
+        if not crawl.done():
+            if server is not None:
+                await server.start()
+                console.print(
+                    f"control API: {server.url}  token: {server.token}  "
+                    f"(in {server.info_path})",
+                    highlight=False, soft_wrap=True,
+                )  # fmt: skip
+            view = CrawlView(
+                console, lambda: control.snapshot(top=0), mode=view_mode,
+                line_interval=line_interval,
+            )  # fmt: skip
+            view_task = asyncio.create_task(view.run())
+        summary = await crawl
+        control.finished(summary)
+        return summary
+    except BaseException:
+        if not crawl.done():  # the API or the view failed: close the crawl cleanly
+            ctl.request_stop("stopped: the control API or the view failed")
+            with contextlib.suppress(Exception):
+                await crawl
+        raise
+    finally:
+        if view_task is not None:
+            view_task.cancel()
+            await asyncio.gather(view_task, return_exceptions=True)
+        if server is not None:
+            await server.stop()
+        for s in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(s)
 
 
 @click.command("crawl")
@@ -58,7 +138,25 @@ def _human(n: float) -> str:
     metavar="JOBDIR",
     help="Continue a stopped or killed crawl.",
 )
-@click.option("--no-progress", is_flag=True, help="No live progress line on stderr.")
+@click.option(
+    "--control-port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    metavar="PORT",
+    help="Control API port on 127.0.0.1 (0: a free port).",
+)
+@click.option("--no-control", is_flag=True, help="Do not start the control API.")
+@click.option("-q", "--quiet", is_flag=True, help="No live view or progress lines.")
+@click.option("--no-progress", "quiet", is_flag=True, hidden=True)
+@click.option(
+    "--progress-interval",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    metavar="S",
+    help="Seconds between progress lines when stderr is not a terminal.",
+)
 def crawl(
     job_file: Path | None,
     seeds: tuple[str, ...],
@@ -74,15 +172,23 @@ def crawl(
     retry_delay: float | None,
     workers: int | None,
     resume_dir: Path | None,
-    no_progress: bool,
+    control_port: int,
+    no_control: bool,
+    quiet: bool,
+    progress_interval: float,
 ) -> None:  # fmt: skip
     """Crawl from seeds into WARC files, a crawl.log and reports in JOBDIR.
 
     Politeness follows Heritrix: one request at a time per host, then a pause of
     delay-factor × fetch time, clamped to [min-delay, max-delay] and raised to the
     robots.txt Crawl-delay. SIGINT/SIGTERM stop gracefully; --resume continues.
+
+    While it runs, a control API on 127.0.0.1 (bearer token printed and written to
+    JOBDIR/control.json) gives status, live reports, pause/resume/stop, adding seeds
+    and changing delays (endpoints: webark.apps.crawl_control).
     """
-    from webark.crawl.controller import CrawlSetupError, run_job
+    from webark.cli.crawl_view import human_bytes
+    from webark.crawl.controller import CrawlSetupError
 
     cfg: dict[str, Any] = {}
     if resume_dir is not None:
@@ -122,37 +228,34 @@ def crawl(
         raise click.UsageError(str(e)) from e
 
     from rich.console import Console
-    from rich.live import Live
-    from rich.text import Text
 
     console = Console(stderr=True)
-    live: Live | None = None
-
-    def progress(snap: Any) -> None:
-        text = Text(
-            f"{snap.processed} done, {snap.queued} queued, "
-            f"{snap.uris_per_second:.1f} URIs/s, {_human(snap.bytes)}, "
-            f"{snap.failed} errors, {snap.robots_excluded} robots-excluded, "
-            f"{snap.elapsed:.0f} s"
-        )
-        if live is not None:
-            live.update(text)
-
-    show = not no_progress and console.is_terminal
-    console.print(f"webark crawl → {job.job_dir}  (User-Agent: {job.user_agent})")
+    console.print(f"webark crawl → {job.job_dir}  (User-Agent: {job.user_agent})",
+                  highlight=False, soft_wrap=True)  # fmt: skip
     try:
-        if show:
-            with Live(Text("starting…"), console=console, refresh_per_second=4) as live:
-                summary = run_job(job, resume=resume_dir is not None, on_progress=progress)
-        else:
-            summary = run_job(job, resume=resume_dir is not None)
+        summary = asyncio.run(
+            _run(
+                job,
+                resume=resume_dir is not None,
+                console=console,
+                control_port=None if no_control else control_port,
+                view_mode="off" if quiet else None,
+                line_interval=progress_interval,
+            )
+        )
     except CrawlSetupError as e:
         console.print(f"[red]error:[/red] {e}")
+        sys.exit(2)
+    except OSError as e:
+        if "control API" not in str(e):
+            raise
+        console.print(f"[red]error:[/red] {e}; choose another --control-port or 0")
         sys.exit(2)
     s = summary.snapshot
     console.print(
         f"{summary.stop_reason}: {s.processed} URIs ({s.succeeded} ok, {s.failed} failed, "
-        f"{s.robots_excluded} robots-excluded), {_human(s.bytes)} in {s.elapsed:.1f} s, "
+        f"{s.robots_excluded} robots-excluded), {human_bytes(s.bytes)} in {s.elapsed:.1f} s, "
         f"{s.uris_per_second:.1f} URIs/s; {len(summary.warcs)} WARC file(s), "
-        f"reports in {job.reports_dir}"
-    )
+        f"reports in {job.reports_dir}",
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip

@@ -39,7 +39,20 @@ are done, or on :meth:`CrawlController.request_stop` (SIGINT/SIGTERM in the CLI)
 in-flight URIs finish, the WARC is closed and the reports are written. ``resume=True``
 continues a stopped or killed job: ``.open`` WARCs are repaired
 (:func:`~webark.warc.repair.repair_open_file`), the frontier puts URIs that were in
-flight back in their queues, and the statistics are rebuilt from crawl.log.
+flight back in their queues, and the statistics are rebuilt from crawl.log. The windows
+a ``kill -9`` can hit between two files are closed so that crawl.log keeps exactly one
+final line per URI: a torn last line is cut; a URI whose line was written before the
+kill but not reported to the frontier is finished as logged, not fetched again; a
+robots.txt logged but not yet saved in ``state/robots.sqlite`` is fetched again (its URI
+was in flight) but not logged twice; ``dns:`` lookups logged by earlier runs are not
+recorded again while valid (6 h).
+
+Recrawls (``dedup_index`` pointing at an earlier job's index): with
+``conditional_requests`` on (default), each URL whose last capture had an ``ETag`` /
+``Last-Modified`` is fetched with ``If-None-Match`` / ``If-Modified-Since``; a ``304``
+is written as a ``server-not-modified`` revisit of that capture (WARC-Refers-To*,
+crawl.log ``304`` with ``duplicate:server-not-modified``), and its links are read from
+that capture's record when its WARC is at hand (Heritrix extracts nothing from a 304).
 """
 
 from __future__ import annotations
@@ -82,6 +95,7 @@ from webark.robots import (
 )
 from webark.warc.builders import MetadataFields, Original, WarcinfoFields
 from webark.warc.payload import dechunk, decode_content
+from webark.warc.reader import ArchiveReader
 from webark.warc.repair import repair_open_file
 from webark.warc.writer import AsyncWarcWriter, WarcWriter
 
@@ -179,11 +193,15 @@ class CrawlController:
         self._clock = anchored_clock()
         self._stopping = False
         self._stop_reason = "finished"
+        self.unpaused = asyncio.Event()  # cleared = paused (webark.crawl.control)
+        self.unpaused.set()
         self._log_file: IO[str] | None = None
         self.frontier: Frontier | None = None
         self.writer: AsyncWarcWriter | None = None
         self.repaired: list[str] = []
         self._dns_done: set[str] = set()
+        self._resume_log = _ResumeLog()
+        self._robots_logged_unsaved: set[str] = set()
         self._robots_db: sqlite3.Connection | None = None
 
     # -- control ----------------------------------------------------------------------
@@ -192,6 +210,12 @@ class CrawlController:
         if not self._stopping:
             self._stopping = True
             self._stop_reason = reason
+        self.unpaused.set()  # paused workers wake up and end
+
+    @property
+    def stopping(self) -> bool:
+        """True once :meth:`request_stop` was called."""
+        return self._stopping
 
     @property
     def fetcher(self) -> HttpFetcher:
@@ -207,7 +231,8 @@ class CrawlController:
                 f"{job.job_dir} already holds a crawl; use --resume {job.job_dir} to continue "
                 "it, or choose another -o directory"
             )
-        if self.resume and not frontier_db.exists():
+        if self.resume and not frontier_db.exists() and not (job.state_dir / "job.json").exists():
+            # (job.json without frontier.sqlite: killed while starting; resuming starts it)
             raise CrawlSetupError(f"{job.job_dir}: no crawl to resume (no state/frontier.sqlite)")
         for d in (job.warcs_dir, job.logs_dir, job.reports_dir, job.state_dir):
             d.mkdir(parents=True, exist_ok=True)
@@ -224,20 +249,31 @@ class CrawlController:
             self._rebuild_stats()
         job.save()
 
+    def _settle_recovered(self) -> None:
+        """URIs the frontier put back although their crawl.log line was written (the
+        crash came between the line and :meth:`Frontier.finished`): finish them as
+        logged, so each URI keeps exactly one final line. Lines are written and URIs
+        finished without an ``await`` in between, so only the last line can be such a
+        URI."""
+        assert self.frontier is not None
+        last = self._resume_log.last
+        if (
+            last is not None
+            and last.uri in self.frontier.recovered_uris
+            and self.frontier.settle(last.uri, last.status, size=last.size or 0)
+        ):
+            log.info("resume: %s was logged before the kill; not fetched again", last.uri)
+
     def _rebuild_stats(self) -> None:
         path = self.job.logs_dir / "crawl.log"
         if not path.exists():
             return
-        with open(path, "rb+") as f:  # a line torn by kill -9: end it
-            f.seek(0, os.SEEK_END)
-            if f.tell() > 0:
-                f.seek(-1, os.SEEK_END)
-                if f.read(1) != b"\n":
-                    f.write(b"\n")
+        _cut_torn_line(path)
         try:
             for _, line in iter_crawl_log(path):
                 if not isinstance(line, CrawlLogLine):
                     continue
+                self._resume_log.note(line)
                 self.stats.record(
                     line.uri,
                     line.status,
@@ -246,6 +282,7 @@ class CrawlController:
                     seed=line.hop_path == "",
                     source=line.source_tag,
                     duplicate=any(a.startswith("duplicate:") for a in line.annotations),
+                    annotations=tuple(line.annotations),
                 )
         except Exception as e:  # a torn last line after kill -9 is not fatal
             log.warning("crawl.log could not be read completely on resume: %s", e)
@@ -288,6 +325,7 @@ class CrawlController:
         self.frontier = Frontier.open(
             job.state_dir / "frontier.sqlite", self.frontier_config, clock=self._clock
         )
+        self._settle_recovered()
         operator = job.operator or "; ".join(job.contact)
         self.writer = AsyncWarcWriter(
             WarcWriter(
@@ -305,7 +343,7 @@ class CrawlController:
         if self.dedup is None and job.dedup:
             from webark.dedup.sqlite_dedup import open_index
 
-            self.dedup = open_index(job.state_dir / "dedup.sqlite", commit_every=1)
+            self.dedup = open_index(job.dedup_path, commit_every=1)
         self._load_robots()
         self._log_file = open(job.logs_dir / "crawl.log", "a", encoding="utf-8")  # noqa: SIM115
         seeds = []
@@ -359,7 +397,7 @@ class CrawlController:
             await self._close()
         self.stats.ended = time.time()
         self.stats.stop_reason = self._stop_reason
-        snap = self.stats.snapshot(self.frontier.stats())
+        snap = self.stats.snapshot(self.frontier.stats(top=2000))
         self.frontier.close()
         paths = write_reports(self.job.reports_dir, snap, self.reports)
         if self.on_progress:
@@ -379,6 +417,9 @@ class CrawlController:
         frontier = self.frontier
         assert frontier is not None
         while not self._stopping:
+            if not self.unpaused.is_set():  # paused: nothing new is taken
+                await self.unpaused.wait()
+                continue
             curi = frontier.next_ready()
             if curi is None:
                 wake = frontier.next_wake()
@@ -387,6 +428,7 @@ class CrawlController:
                 wait = 0.02 if wake is None else min(max(wake - self._clock(), 0.002), 0.25)
                 await asyncio.sleep(wait)
                 continue
+            self.stats.board.begin(n, curi)
             try:
                 await self._process(curi, n)
             except asyncio.CancelledError:
@@ -395,6 +437,7 @@ class CrawlController:
                 log.exception("error processing %s", curi.uri)
                 self._log_line(curi, -5, n, annotations=(f"err={type(e).__name__}",))
                 frontier.finished(curi, -5, 0.0)
+            self.stats.board.end(n)
 
     # -- one URI ----------------------------------------------------------------------
     async def _process(self, curi: CrawlURI, n: int) -> None:
@@ -425,7 +468,8 @@ class CrawlController:
             self._log_line(curi, S_ROBOTS_PRECLUDED, n)
             frontier.finished(curi, S_ROBOTS_PRECLUDED, 0.0, crawl_delay=crawl_delay)
             return
-        ex = await self.fetcher.fetch(curi.uri)
+        self.stats.board.stage(n, "fetchHttp")
+        ex = await self.fetcher.fetch(curi.uri, headers=self._conditional_headers(curi.uri))
         annotations = list(ex.annotations)
         if curi.retries:
             annotations.append(f"{curi.retries + 1}t")
@@ -434,13 +478,17 @@ class CrawlController:
         redirect = None
         if ex.ok:
             size = ex.payload_size
+            self.stats.board.stage(n, "extractors")
             links = self._links(curi, ex)
             redirect = next((lk.url for lk in links if lk.hop == "R"), None)
-            original = self._dedup_lookup(ex)
+            self.stats.board.stage(n, "warcWriter")
+            original, kind = self._revisit_of(ex)
             if original is not None:
-                annotations.append("duplicate:digest")
+                annotations.append(f"duplicate:{kind}")
+                self.stats.note_revisit(curi.uri, original.target_uri)
             outlinks = tuple(f"{lk.url} {lk.hop} {lk.context}" for lk in links)
             extra = await self._write(curi, ex, outlinks, original)
+            self.stats.board.stage(n, "candidates", len(links))
             children = []
             for lk in links:
                 child = curi.child(lk.url, lk.hop)
@@ -448,6 +496,7 @@ class CrawlController:
                     children.append(child)
             if children:
                 frontier.add_many(children)
+        self.stats.board.stage(n, "disposition")
         status = ex.status
         if not self._will_retry(curi, status):
             self._log_line(
@@ -478,6 +527,9 @@ class CrawlController:
         ``S_DOMAIN_PREREQUISITE_FAILURE``)."""
         host = urlsplit(curi.uri).hostname or ""
         if host in self._dns_done or ip_literal(host) is not None:
+            return True
+        if self._resume_log.dns_recorded(host, self.fetcher.dns_cache_seconds):
+            self._dns_done.add(host)  # recorded by the run before a resume, still valid
             return True
         answer = await self.fetcher.lookup(host, fresh=True)
         pre = curi.child(answer.uri, "P")
@@ -512,17 +564,26 @@ class CrawlController:
         ex = await self.fetcher.fetch(rurl)
         pre = curi.child(rurl, "P")
         extra = None
-        if ex.ok:
-            extra = await self._write(pre, ex, (), None)
+        annotations = ex.annotations
+        if ex.ok:  # deduplicated like any capture (never conditional: the rules are needed)
+            original, kind = self._revisit_of(ex)
+            if original is not None:
+                annotations = (*annotations, f"duplicate:{kind}")
+                self.stats.note_revisit(rurl, original.target_uri)
+            extra = await self._write(pre, ex, (), original)
             body = _body(ex) if 200 <= ex.status < 300 else b""
             policy = self.robots.record(rurl, ex.http_status, body)
         else:
             policy = self.robots.record(rurl, None)
+        if rurl in self._robots_logged_unsaved:
+            self._robots_logged_unsaved.discard(rurl)
+        else:  # logged before it is saved: a kill in between refetches, never loses it
+            self._log_line(
+                pre, ex.status, n, ex=ex, size=ex.payload_size if ex.ok else 0,
+                annotations=annotations, extra=extra,
+                duplicate="duplicate:digest" in annotations,
+            )  # fmt: skip
         self._persist_robots(rurl)
-        self._log_line(
-            pre, ex.status, n, ex=ex, size=ex.payload_size if ex.ok else 0,
-            annotations=ex.annotations, extra=extra,
-        )  # fmt: skip
         # politeness between the prerequisite and the URI itself, as between two URIs
         delay = politeness_delay(
             ex.duration_ms / 1000.0,
@@ -563,8 +624,16 @@ class CrawlController:
             except (KeyError, TypeError, ValueError) as e:
                 log.warning("ignoring a bad robots.txt entry in the state: %s", e)
         self.robots.load(entries)
+        # robots.txt logged by an earlier run that was killed before saving it: it is
+        # fetched again (its URI was in flight) but not logged twice
+        self._robots_logged_unsaved = {
+            u for u in self._resume_log.prerequisites
+            if u.endswith("/robots.txt") and self.robots.entry(u) is None
+        }  # fmt: skip
 
     def _links(self, curi: CrawlURI, ex: Exchange) -> list[Any]:
+        if ex.http_status == 304:
+            return self._links_of_last_capture(curi)
         if ex.payload_size > _MAX_EXTRACT_BYTES and ex.header("Location") is None:
             return []
         try:
@@ -572,6 +641,70 @@ class CrawlController:
         except Exception:
             log.exception("link extraction failed for %s", curi.uri)
             return []
+
+    def _links_of_last_capture(self, curi: CrawlURI) -> list[Any]:
+        """A 304 has no body: the links of a not-modified resource are those of its last
+        capture, read back from its WARC record when the file is at hand (this job's
+        ``warcs/``, or the ``warcs/`` of the job whose ``state/`` holds the dedup
+        index), so a recrawl with conditional requests still reaches what an unchanged
+        page or style sheet links to. (Heritrix extracts nothing from a 304.) Returns
+        [] when the record cannot be found or read."""
+        if self.dedup is None:
+            return []
+        last = self.dedup.last_capture(curi.uri)
+        hit = self.dedup.lookup(curi.uri, last.digest) if last is not None else None
+        if hit is None or not hit.exact_url or not hit.warc_filename or hit.offset is None:
+            return []
+        dirs = [self.job.warcs_dir, self.job.dedup_path.parent.parent / "warcs"]
+        found = [d / hit.warc_filename for d in dirs if (d / hit.warc_filename).is_file()]
+        if not found:
+            return []
+        path = found[0]
+        try:
+            for rec in ArchiveReader(str(path), start=hit.offset):
+                head = rec.http
+                if rec.type != "response" or head is None:
+                    return []
+                if rec.target_uri != hit.original.target_uri:
+                    return []
+                ctype = next((v for k, v in head.headers if k.lower() == "content-type"), None)
+                mime = ctype.split(";", 1)[0].strip().lower() if ctype else None
+                body = rec.payload(decode_content_encoding=True)
+                return extract_links(curi.uri, mime, body, head.headers)
+        except Exception:  # a damaged or moved file: no links, the crawl goes on
+            log.exception("could not read the last capture of %s from %s", curi.uri, path)
+        return []
+
+    def _conditional_headers(self, url: str) -> list[tuple[str, str]]:
+        """``If-None-Match`` / ``If-Modified-Since`` from the URL's last capture in the
+        dedup index (Heritrix ``FetchHTTP`` sendIfNoneMatch / sendIfModifiedSince with
+        its fetch history), when ``conditional_requests`` is on (RFC 9110 §13.1)."""
+        if self.dedup is None or not self.job.conditional_requests:
+            return []
+        last = self.dedup.last_capture(url)
+        if last is None:
+            return []
+        out = []
+        if last.etag:
+            out.append(("If-None-Match", last.etag))
+        if last.last_modified:
+            out.append(("If-Modified-Since", last.last_modified))
+        return out
+
+    def _revisit_of(self, ex: Exchange) -> tuple[Original | None, str]:
+        """The original a revisit record of ``ex`` refers to, and the kind of duplicate
+        (the crawl.log annotation after ``duplicate:``): ``server-not-modified`` for a
+        304 to a conditional request (the URL's last capture), ``digest`` for a payload
+        digest already archived, else ``(None, "")``."""
+        if ex.http_status == 304 and self.dedup is not None:
+            last = self.dedup.last_capture(ex.url)
+            if last is not None:
+                hit = self.dedup.lookup(ex.url, last.digest)
+                if hit is not None and hit.exact_url:
+                    return hit.original, "server-not-modified"
+                return Original(last.url, last.date, None, last.digest), "server-not-modified"
+        original = self._dedup_lookup(ex)
+        return (original, "digest") if original is not None else (None, "")
 
     def _dedup_lookup(self, ex: Exchange) -> Original | None:
         if self.dedup is None or not ex.payload_digest or ex.truncated:
@@ -608,6 +741,8 @@ class CrawlController:
             original = None
         written = await self.writer.write(*records)
         first = written[0]
+        if original is not None:
+            self._note_capture(ex, original)
         if self.dedup is not None and original is None and ex.payload_digest:
             decision = self.dedup_policy.decide(
                 ex.http_status, ex.mime, ex.payload_size, ex.payload_digest
@@ -628,6 +763,21 @@ class CrawlController:
             "warcFilename": os.path.basename(first.path),
             "warcFileOffset": first.offset,
         }
+
+    def _note_capture(self, ex: Exchange, original: Original) -> None:
+        """After a revisit: it is the URL's newest capture (same payload as
+        ``original``); keep its validators for the next conditional request."""
+        note = getattr(self.dedup, "note_capture", None)
+        if note is None or not original.payload_digest:
+            return
+        last = self.dedup.last_capture(ex.url) if self.dedup is not None else None
+        note(
+            ex.url,
+            original.payload_digest,
+            ex.started.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            etag=ex.header("ETag") or (last.etag if last else None),
+            last_modified=ex.header("Last-Modified") or (last.last_modified if last else None),
+        )
 
     def _log_line(
         self,
@@ -676,7 +826,52 @@ class CrawlController:
             source=curi.source,
             duplicate=duplicate,
             redirect=redirect,
+            annotations=annotations,
         )
+
+
+def _cut_torn_line(path: Path) -> None:
+    """Cut a last line torn by ``kill -9`` (no final newline) off ``path``: a torn line
+    is no final line, its URI is fetched and logged again."""
+    with open(path, "rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        pos = size
+        while pos > 0:
+            step = min(4096, pos)
+            f.seek(pos - step)
+            chunk = f.read(step)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                pos = pos - step + nl + 1
+                break
+            pos -= step
+        log.warning("%s: cutting a torn last line (%d bytes)", path, size - pos)
+        f.truncate(pos)
+
+
+class _ResumeLog:
+    """What a resumed crawl needs from the crawl.log of the runs before it: the last
+    line (see :meth:`CrawlController._settle_recovered`) and when each prerequisite
+    (``dns:``, robots.txt) was logged. Memory: one entry per host."""
+
+    def __init__(self) -> None:
+        self.last: CrawlLogLine | None = None
+        self.prerequisites: dict[str, datetime] = {}
+
+    def note(self, line: CrawlLogLine) -> None:
+        self.last = line
+        if line.hop_path.endswith("P") and line.status > 0:
+            self.prerequisites[line.uri] = line.timestamp
+
+    def dns_recorded(self, host: str, valid_s: float) -> bool:
+        """True when ``dns:HOST`` was logged less than ``valid_s`` seconds ago."""
+        when = self.prerequisites.get(f"dns:{host}")
+        return when is not None and (_now() - when).total_seconds() < valid_s
 
 
 def run_job(

@@ -37,7 +37,10 @@ counters and a bounded cache of queue ids, never the URIs. Every public method t
 changes state is one transaction. After a ``kill -9`` at any moment, :meth:`Frontier.open`
 puts the URIs that were in flight back at the head of their queues (they will be fetched
 again: "no URI is fetched twice except those in flight"), nothing queued is lost and
-finished URIs stay finished.
+finished URIs stay finished. A caller that records a URI's end elsewhere before
+:meth:`Frontier.finished` (the crawler writes its crawl.log line first) finds those URIs
+in :attr:`Frontier.recovered_uris` and can :meth:`Frontier.settle` the one whose end it
+did record.
 
 ``synchronous=NORMAL`` is the default: in WAL mode a committed transaction survives a
 crash of the *process* (the WAL pages are in the OS cache), which is what ``kill -9``
@@ -447,6 +450,8 @@ class Frontier:
         self._in_flight = 0
         self.recovered: int = 0
         """How many in-flight URIs :meth:`open` put back (left by a crash)."""
+        self.recovered_uris: tuple[str, ...] = ()
+        """Those URIs (at most one per queue), for :meth:`settle`."""
 
     @classmethod
     def open(
@@ -486,6 +491,13 @@ class Frontier:
                 conn.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
             elif ver[0] != _SCHEMA_VERSION:
                 raise FrontierError(f"{path}: frontier schema {ver[0]}, need {_SCHEMA_VERSION}")
+            put_back = [
+                str(r[0])
+                for r in conn.execute(
+                    "SELECT uri FROM uris WHERE id IN "
+                    "(SELECT inflight FROM queues WHERE inflight IS NOT NULL)"
+                )
+            ]
             cur = conn.execute(
                 "UPDATE uris SET state = 0 WHERE id IN "
                 "(SELECT inflight FROM queues WHERE inflight IS NOT NULL)"
@@ -504,6 +516,7 @@ class Frontier:
             raise
         frontier = cls(conn, config, clock)
         frontier.recovered = recovered
+        frontier.recovered_uris = tuple(put_back)
         return frontier
 
     # -- lifecycle
@@ -787,6 +800,40 @@ class Frontier:
         return Disposition(
             Outcome.RETRY if retry else Outcome.FINISHED, status, delay, due, snoozed, blocked
         )
+
+    def settle(self, uri: str, status: int, *, size: int = 0) -> bool:
+        """Finish a *queued* URI without fetching it: one that :meth:`open` put back
+        (:attr:`recovered_uris`) although its fetch had ended, because the crash came
+        after the caller recorded the end (its crawl.log line) and before
+        :meth:`finished`. Counts like :meth:`finished` (finished, succeeded when
+        ``status`` > 0, bytes) but leaves the queue's due time and back-off as they are.
+
+        Returns False, changing nothing, when ``uri`` is not queued.
+        """
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute(
+                "SELECT id, qid FROM uris WHERE fp = ? AND state = 0", (fingerprint(uri),)
+            ).fetchone()
+            if row is None:
+                db.execute("COMMIT")
+                return False
+            ok = 1 if status > 0 else 0
+            db.execute("UPDATE uris SET state = 2, status = ? WHERE id = ?", (status, row[0]))
+            db.execute(
+                "UPDATE queues SET queued = queued - 1, finished = finished + 1,"
+                " succeeded = succeeded + ?, bytes = bytes + ? WHERE qid = ?",
+                (ok, size, row[1]),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self._succeeded += ok
+        self._bytes += size
+        return True
 
     def _enforce_queue_quota(self, qid: int, key: str) -> int:
         c = self.config

@@ -13,6 +13,7 @@ it. Every error names the key and says how to fix it (:class:`JobConfigError`).
     delay_factor: 5.0              # × last fetch duration (Heritrix delayFactor)
     max_uris: 1000                 # stop after this many successful fetches
     scope: {max_hops: 5}           # see webark.crawl.scope.build_scope
+    dedup_index: ../crawl-1/state/dedup.sqlite   # recrawl: revisits of crawl-1's captures
 
 The resolved job is saved as ``JOBDIR/state/job.json`` so ``webark crawl --resume
 JOBDIR`` runs the same job.
@@ -63,6 +64,10 @@ JOB_KEYS: dict[str, str] = {
     "warc_max_size": "bytes before a WARC file is rotated (10^9)",
     "dns_records": "bool, default true: record each host's lookup as a dns: URI (Heritrix)",
     "dedup": "bool: digest dedup against JOBDIR/state/dedup.sqlite (revisit records)",
+    "dedup_index": "path of a dedup index shared with other jobs (e.g. the previous crawl's "
+    "state/dedup.sqlite, or one from `webark dedup build`); implies dedup: true",
+    "conditional_requests": "bool, default true: with dedup, send If-None-Match / "
+    "If-Modified-Since from the URL's last capture; a 304 becomes a server-not-modified revisit",
     "scope": "mapping of scope options (see webark.crawl.scope.SCOPE_KEYS)",
 }
 
@@ -115,6 +120,8 @@ class CrawlJob:
     warc_prefix: str = "WEBARK"
     warc_max_size: int = 10**9
     dedup: bool = False
+    dedup_index: Path | None = None
+    conditional_requests: bool = True
     dns_records: bool = True
     scope: Mapping[str, Any] = field(default_factory=dict)
 
@@ -142,6 +149,12 @@ class CrawlJob:
     def robots_token(self) -> str:
         """The product token matched against robots.txt ``User-agent`` lines."""
         return "webark"
+
+    @property
+    def dedup_path(self) -> Path:
+        """The dedup index used when dedup is on: ``dedup_index``, else
+        ``JOBDIR/state/dedup.sqlite``."""
+        return self.dedup_index or self.state_dir / "dedup.sqlite"
 
     @property
     def warcs_dir(self) -> Path:
@@ -324,6 +337,13 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
     for key in ("operator", "job_name"):
         if cfg.get(key) is not None and not isinstance(cfg.get(key), str):
             raise JobConfigError(key, "expected a string")
+    dedup_index = cfg.get("dedup_index")
+    if dedup_index is not None:
+        if not isinstance(dedup_index, str | Path) or not str(dedup_index):
+            raise JobConfigError("dedup_index", f"expected a file path, got {dedup_index!r}")
+        dedup_index = Path(dedup_index)
+        if base_dir is not None and not dedup_index.is_absolute():
+            dedup_index = base_dir / dedup_index
     return CrawlJob(
         seeds=seeds,
         job_dir=job_dir,
@@ -348,7 +368,9 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
         max_fetch_bytes=int(_number(cfg, "max_fetch_bytes", 0, integer=True)),
         warc_prefix=prefix,
         warc_max_size=warc_max,
-        dedup=_bool(cfg, "dedup", False),
+        dedup=_bool(cfg, "dedup", False) or dedup_index is not None,
+        dedup_index=dedup_index,
+        conditional_requests=_bool(cfg, "conditional_requests", True),
         dns_records=_bool(cfg, "dns_records", True),
         scope=dict(scope),
     )
@@ -373,7 +395,8 @@ def load_job_file(path: str | Path) -> dict[str, Any]:
         data = {}
     if not isinstance(data, dict):
         raise JobConfigError("job", f"{p} must hold a mapping of keys, not {type(data).__name__}")
-    jd = data.get("job_dir")
-    if isinstance(jd, str) and not Path(jd).is_absolute():
-        data["job_dir"] = str(p.parent / jd)
+    for key in ("job_dir", "dedup_index"):
+        v = data.get(key)
+        if isinstance(v, str) and not Path(v).is_absolute():
+            data[key] = str(p.parent / v)
     return data

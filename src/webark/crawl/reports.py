@@ -2,10 +2,15 @@
 :class:`~webark.crawl.stats.StatsSnapshot` (DESIGN.md: a ``Report`` protocol, never a
 base class to subclass).
 
-The built-in reports follow Heritrix 3's (``CrawlSummaryReport``, ``HostsReport``,
-``MimetypesReport``, ``ResponseCodeReport``, ``SeedsReport``, ``SourceTagsReport``,
-``FrontierSummaryReport``); :func:`write_reports` writes each as
-``JOBDIR/reports/{name}-report.txt`` and ``.json``.
+The built-in reports are Heritrix 3's ten, with its file names (``crawl``, ``seeds``,
+``hosts``, ``source``, ``mimetype``, ``responsecode``, ``processors``,
+``frontier-summary``, ``frontier-nonempty``, ``threads``), plus ``dedup`` (the split of
+Heritrix's DeDuplicator module: exact-URL / canonical-URL / digest-only hits, bytes
+saved, server-not-modified answers). :func:`write_reports` writes each as
+``JOBDIR/reports/{name}-report.txt`` and ``.json``; :func:`report_by_name` finds one
+for the control API (``GET /reports/{name}``).
+
+Times in JSON are ISO 8601 UTC strings (``…+00:00``), durations seconds, sizes bytes.
 """
 
 from __future__ import annotations
@@ -22,13 +27,18 @@ from webark.crawllog.status import status_meaning
 __all__ = [
     "DEFAULT_REPORTS",
     "CrawlSummaryReport",
+    "DedupReport",
+    "FrontierNonemptyReport",
     "FrontierSummaryReport",
     "HostsReport",
     "MimeTypesReport",
+    "ProcessorsReport",
     "Report",
     "ResponseCodeReport",
     "SeedsReport",
     "SourceTagsReport",
+    "ToeThreadsReport",
+    "report_by_name",
     "write_reports",
 ]
 
@@ -81,6 +91,9 @@ class CrawlSummaryReport:
             "novel_bytes": snap.novel_bytes,
             "duplicate_by_hash": snap.duplicates,
             "duplicate_bytes": snap.duplicate_bytes,
+            "not_modified": snap.not_modified,
+            "not_modified_bytes": snap.not_modified_bytes,
+            "warc_bytes": snap.warc_bytes,
         }
 
     def render_text(self, snap: StatsSnapshot) -> str:
@@ -95,10 +108,11 @@ class HostsReport:
         return [{"host": h, **vars(s)} for h, s in rows]
 
     def render_text(self, snap: StatsSnapshot) -> str:
-        head = ("#urls", "#bytes", "host", "#robots", "#errors", "#dup", "#dupbytes")
+        head = ("#urls", "#bytes", "host", "#robots", "#errors", "#dup", "#dupbytes",
+                "#notmodified", "#notmodifiedbytes")
         rows = [
             (r["urls"], r["bytes"], r["host"], r["robots_excluded"], r["errors"],
-             r["duplicates"], r["duplicate_bytes"])
+             r["duplicates"], r["duplicate_bytes"], r["not_modified"], r["not_modified_bytes"])
             for r in self.to_json(snap)
         ]  # fmt: skip
         return _table(head, rows)
@@ -183,6 +197,8 @@ class FrontierSummaryReport:
         }
 
     def render_text(self, snap: StatsSnapshot) -> str:
+        if snap.frontier is None:
+            return "frontier unstarted\n"
         data = self.to_json(snap)
         tops = data.pop("top_queues", [])
         out = "".join(f"{k}: {v}\n" for k, v in data.items())
@@ -194,6 +210,197 @@ class FrontierSummaryReport:
         return out
 
 
+_PROCESSOR_FUNCTIONS = {
+    "preconditions": "dns: lookup and robots.txt prerequisites, robots exclusion",
+    "fetchHttp": "fetch HTTP(S) URIs",
+    "extractors": "link extraction (HTTP headers, HTML, CSS, JS, sitemaps, feeds)",
+    "warcWriter": "dedup lookup; response/revisit, request and metadata records",
+    "candidates": "scope decisions on outlinks; frontier adds",
+    "disposition": "crawl.log line; politeness delay of the queue",
+}
+
+
+class ProcessorsReport:
+    """Heritrix's ``processors-report.txt``: per processor stage, the URIs it handled
+    and the time spent in it (seconds summed over workers; average milliseconds per
+    URI). ``items`` is the number of outlinks ``candidates`` checked."""
+
+    name = "processors"
+
+    def to_json(self, snap: StatsSnapshot) -> list[dict[str, Any]]:
+        return [
+            {
+                "processor": p.name,
+                "function": _PROCESSOR_FUNCTIONS.get(p.name, ""),
+                "uris_handled": p.handled,
+                "seconds": round(p.seconds, 3),
+                "avg_ms": round(1000 * p.seconds / p.handled, 3) if p.handled else 0.0,
+                "items": p.items,
+            }
+            for p in snap.processors
+        ]
+
+    def render_text(self, snap: StatsSnapshot) -> str:
+        rows = self.to_json(snap)
+        out = [f"Processors report - {_iso(snap.now)}", f"  Job being crawled: {snap.job_name}",
+               f"  Number of processors: {len(rows)}", ""]  # fmt: skip
+        for r in rows:
+            out += [
+                f"Processor: {r['processor']}",
+                f"  Function:          {r['function']}",
+                f"  CrawlURIs handled: {r['uris_handled']}",
+                f"  Seconds spent:     {r['seconds']} (avg {r['avg_ms']} ms)",
+            ]
+            if r["processor"] == "candidates":
+                out.append(f"  Links checked:     {r['items']}")
+            out.append("")
+        return "\n".join(out)
+
+
+def _queue_state(q: Any, now: float) -> str:
+    if q.in_flight:
+        return "in-flight"
+    if q.blocked:
+        return "blocked"
+    return "snoozed" if q.due > now else "ready"
+
+
+class FrontierNonemptyReport:
+    """Heritrix's ``frontier-nonempty-report.txt``: every queue with URIs queued or in
+    flight (at most the queues the snapshot holds, largest first): its size, URIs
+    finished, state (``in-flight`` / ``ready`` / ``snoozed``), next-ready time and the
+    wait until then (Heritrix "wakes in"), the delay set after its last fetch
+    (politeness or back-off, seconds; when known), consecutive 429/5xx errors, and the
+    URI in flight with its retries and processor stage."""
+
+    name = "frontier-nonempty"
+
+    def to_json(self, snap: StatsSnapshot) -> dict[str, Any]:
+        f = snap.frontier
+        if f is None:
+            return {"nonempty_queues": 0, "listed": 0, "queues": []}
+        by_key = {w.key: w for w in snap.workers if w.uri is not None}
+        queues = []
+        for q in f.top_queues:
+            if q.queued == 0 and not q.in_flight:
+                continue
+            last = snap.queue_finished.get(q.key)
+            w = by_key.get(q.key)
+            queues.append({
+                "queue": q.key,
+                "queued": q.queued,
+                "finished": q.finished,
+                "succeeded": q.succeeded,
+                "bytes": q.bytes,
+                "state": _queue_state(q, snap.now),
+                "next_ready": _iso(q.due),
+                "wakes_in_s": round(max(0.0, q.due - snap.now), 3),
+                "delay_s": round(q.due - last, 3) if last is not None and q.due >= last else None,
+                "errors": q.errors,
+                "in_flight_uri": w.uri if w else None,
+                "in_flight_retries": w.retries if w else None,
+                "in_flight_stage": w.stage if w else None,
+            })  # fmt: skip
+        nonempty = f.ready_queues + f.snoozed_queues + f.in_flight_queues
+        return {"nonempty_queues": nonempty, "listed": len(queues), "queues": queues}
+
+    def render_text(self, snap: StatsSnapshot) -> str:
+        data = self.to_json(snap)
+        if snap.frontier is None:
+            return "frontier unstarted\n"
+        if not data["queues"]:
+            return "frontier empty\n"
+        out = [f"{data['nonempty_queues']} non-empty queues ({data['listed']} listed)", ""]
+        for q in data["queues"]:
+            out.append(f"Queue {q['queue']} ({q['state']})")
+            out.append(f"  {q['queued']} items, {q['finished']} finished, {q['bytes']} bytes")
+            out.append(f"  next ready: {q['next_ready']} (wakes in {q['wakes_in_s']} s)")
+            delay = "-" if q["delay_s"] is None else f"{q['delay_s']} s"
+            out.append(f"  delay after last fetch: {delay}; consecutive errors: {q['errors']}")
+            if q["in_flight_uri"]:
+                out.append(f"  in flight: {q['in_flight_uri']} (retries {q['in_flight_retries']},"
+                           f" {q['in_flight_stage']})")  # fmt: skip
+            out.append("")
+        return "\n".join(out)
+
+
+class ToeThreadsReport:
+    """Heritrix's ``threads-report.txt``: each worker with the URI it processes, its
+    hop path and via, the processor stage, and since when (ISO time and seconds)."""
+
+    name = "threads"
+
+    def to_json(self, snap: StatsSnapshot) -> dict[str, Any]:
+        workers: list[dict[str, Any]] = [
+            {
+                "worker": w.worker,
+                "uri": w.uri,
+                "stage": w.stage,
+                "since": _iso(w.since),
+                "stage_s": round(max(0.0, snap.now - w.since), 3),
+                "uri_s": None if w.started is None else round(max(0.0, snap.now - w.started), 3),
+                "hops": w.hops,
+                "via": w.via,
+                "queue": w.key or None,
+                "retries": w.retries,
+            }
+            for w in snap.workers
+        ]
+        busy = sum(1 for w in snap.workers if w.uri is not None)
+        steps: dict[str, int] = {}
+        for ws in snap.workers:
+            steps[ws.stage] = steps.get(ws.stage, 0) + 1
+        return {"workers": len(workers), "busy": busy, "stages": steps, "threads": workers}
+
+    def render_text(self, snap: StatsSnapshot) -> str:
+        data = self.to_json(snap)
+        stages = ", ".join(f"{n} {k}" for k, n in sorted(data["stages"].items()))
+        out = [f"Toe threads report - {_iso(snap.now)}",
+               f" {data['workers']} workers, {data['busy']} busy ({stages})", ""]  # fmt: skip
+        for w in data["threads"]:
+            if w["uri"] is None:
+                out.append(f"[#{w['worker']}] idle since {w['since']}")
+            else:
+                out.append(f"[#{w['worker']}] {w['uri']} {w['hops'] or '-'} {w['via'] or '-'}")
+                out.append(f"    {w['stage']} for {w['stage_s']} s (URI for {w['uri_s']} s),"
+                           f" queue {w['queue']}, retries {w['retries']}")  # fmt: skip
+        return "\n".join(out) + "\n"
+
+
+class DedupReport:
+    """Dedup at crawl time: revisits by kind of original (``exact-url``,
+    ``canonical-url``, ``digest-only``; ``unknown`` for revisits counted from crawl.log
+    on ``--resume``), ``server-not-modified`` answers (304 to a conditional request),
+    and the payload bytes not stored again (Heritrix DeDuplicator report)."""
+
+    name = "dedup"
+
+    def to_json(self, snap: StatsSnapshot) -> dict[str, Any]:
+        kinds = ("exact-url", "canonical-url", "digest-only", "unknown", "server-not-modified")
+        hits = {k: snap.dedup_hits.get(k, 0) for k in kinds}
+        saved = {k: snap.dedup_bytes.get(k, 0) for k in kinds}
+        total = sum(hits.values())
+        return {
+            "hits": hits,
+            "bytes_saved": saved,
+            "total_hits": total,
+            "total_bytes_saved": sum(saved.values()),
+            "duplicate_by_hash": snap.duplicates,
+            "server_not_modified": snap.not_modified,
+            "novel_bytes": snap.novel_bytes,
+            "succeeded": snap.succeeded,
+        }
+
+    def render_text(self, snap: StatsSnapshot) -> str:
+        d = self.to_json(snap)
+        rows = [(d["hits"][k], d["bytes_saved"][k], k) for k in d["hits"]]
+        rows.append((d["total_hits"], d["total_bytes_saved"], "total"))
+        return _table(("#hits", "#bytes-saved", "kind"), rows) + (
+            f"\nnovel bytes: {d['novel_bytes']}\n"
+            f"URIs succeeded: {d['succeeded']}\n"
+        )
+
+
 DEFAULT_REPORTS: tuple[Report, ...] = (
     CrawlSummaryReport(),
     SeedsReport(),
@@ -201,8 +408,21 @@ DEFAULT_REPORTS: tuple[Report, ...] = (
     SourceTagsReport(),
     MimeTypesReport(),
     ResponseCodeReport(),
+    ProcessorsReport(),
     FrontierSummaryReport(),
+    FrontierNonemptyReport(),
+    ToeThreadsReport(),
+    DedupReport(),
 )
+
+
+def report_by_name(name: str, reports: Iterable[Report] = DEFAULT_REPORTS) -> Report | None:
+    """The report called ``name`` (also accepted: ``{name}-report``, ``.txt``/``.json``
+    suffixes), or ``None``."""
+    for suffix in (".txt", ".json"):
+        name = name.removesuffix(suffix)
+    name = name.removesuffix("-report")
+    return next((r for r in reports if r.name == name), None)
 
 
 def write_reports(

@@ -1,0 +1,313 @@
+"""The control API of a running crawl (ASGI, Starlette), served on 127.0.0.1 by
+``webark crawl`` in the crawl's own event loop.
+
+Every request needs ``Authorization: Bearer TOKEN`` (the token is printed at start and
+written to ``JOBDIR/control.json``, mode 0600); anything else gets 401. Endpoints:
+
+``GET /status``
+    The crawl at a glance (JSON; :meth:`CrawlControl.status`).
+``GET /reports``
+    The report names (JSON list).
+``GET /reports/{name}``
+    A live report (Heritrix names: ``crawl``, ``seeds``, ``hosts``, ``source``,
+    ``mimetype``, ``responsecode``, ``processors``, ``frontier-summary``,
+    ``frontier-nonempty``, ``threads``, plus ``dedup``): text by default, JSON with
+    ``?format=json`` or ``Accept: application/json`` (``?format=text`` wins over Accept).
+``POST /pause``, ``POST /resume``, ``POST /stop``
+    Pause (no new URI is taken; in-flight ones finish), resume, graceful stop (WARCs
+    closed, reports written, ``--resume`` continues). JSON ``{"state": …}``.
+``POST /seeds``
+    Add seeds: JSON ``{"seeds": [URL, …], "force": false}`` or ``text/plain`` with one
+    URL a line. Answer: ``{"added": […], "already_seen": […], "rejected": [{seed,
+    reason}]}``.
+``POST /delays``
+    JSON with any of ``min_delay``, ``max_delay`` (seconds), ``delay_factor``; answer:
+    the live settings.
+
+Errors are JSON ``{"error": …, "status": …}``: 400 bad body or value, 401 no or wrong
+token, 404 unknown report, 409 the crawl is stopping or finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Awaitable, Callable, Generator
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from webark.crawl.control import ControlError, ControlStateError, CrawlControl
+
+__all__ = ["ControlServer", "create_control_app", "new_token"]
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def new_token() -> str:
+    """A random bearer token (32 bytes, URL-safe Base64: 43 characters)."""
+    return secrets.token_urlsafe(32)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    headers = {"WWW-Authenticate": 'Bearer realm="webark crawl"'} if status == 401 else None
+    return JSONResponse({"error": message, "status": status}, status, headers=headers)
+
+
+def _authorized(request: Request, token: bytes) -> bool:
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode(), token)  # constant time
+
+
+def _wants_json(request: Request) -> bool:
+    fmt = request.query_params.get("format", "").lower()
+    if fmt in ("json", "text", "txt"):
+        return fmt == "json"
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/plain" not in accept.split(",")[0]
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError as e:
+        raise ControlError(f"the body is not JSON: {e}") from None
+
+
+def create_control_app(control: CrawlControl, token: str) -> Starlette:
+    """The control API of ``control`` (see the module docstring), guarded by ``token``.
+
+    Raises:
+        ValueError: an empty token.
+    """
+    if not token:
+        raise ValueError("the control API needs a non-empty token")
+    secret = token.encode()
+
+    def guarded(fn: Handler) -> Handler:
+        async def handler(request: Request) -> Response:
+            if not _authorized(request, secret):
+                return _error(401, "missing or wrong bearer token (see JOBDIR/control.json)")
+            try:
+                return await fn(request)
+            except ControlError as e:
+                return _error(409 if isinstance(e, ControlStateError) else 400, str(e))
+
+        return handler
+
+    async def status(request: Request) -> Response:
+        return JSONResponse(control.status())
+
+    async def report_names(request: Request) -> Response:
+        return JSONResponse([r.name for r in control.reports])
+
+    async def report(request: Request) -> Response:
+        name = request.path_params["name"]
+        try:
+            rep, snap = control.report(name)
+        except ControlError as e:
+            return _error(404, str(e))
+        if _wants_json(request):
+            return Response(
+                json.dumps(rep.to_json(snap), indent=2, default=str) + "\n",
+                media_type="application/json",
+            )
+        return PlainTextResponse(rep.render_text(snap))
+
+    async def pause(request: Request) -> Response:
+        return JSONResponse({"state": control.pause()})
+
+    async def resume(request: Request) -> Response:
+        return JSONResponse({"state": control.resume()})
+
+    async def stop(request: Request) -> Response:
+        return JSONResponse({"state": control.stop()})
+
+    async def seeds(request: Request) -> Response:
+        force = False
+        if request.headers.get("content-type", "").startswith("text/plain"):
+            text = (await request.body()).decode("utf-8", "replace")
+            urls = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        else:
+            body = await _json_body(request)
+            if isinstance(body, list):
+                body = {"seeds": body}
+            if not isinstance(body, dict) or not isinstance(body.get("seeds"), list):
+                raise ControlError('expected {"seeds": [URL, …]} or a text/plain URL list')
+            urls = [str(u) for u in body["seeds"]]
+            force = bool(body.get("force", False))
+        if not urls:
+            raise ControlError("no seed given")
+        result = await control.add_seeds(urls, force=force)
+        return JSONResponse(result.to_json())
+
+    async def delays(request: Request) -> Response:
+        body = await _json_body(request)
+        if not isinstance(body, dict):
+            raise ControlError('expected {"min_delay": S, "max_delay": S, "delay_factor": F}')
+        unknown = set(body) - {"min_delay", "max_delay", "delay_factor"}
+        if unknown:
+            raise ControlError(f"unknown keys {sorted(unknown)}; use min_delay, max_delay, "
+                               "delay_factor")  # fmt: skip
+        return JSONResponse(
+            control.set_delays(
+                min_delay=body.get("min_delay"),
+                max_delay=body.get("max_delay"),
+                delay_factor=body.get("delay_factor"),
+            )
+        )
+
+    routes = [
+        Route("/status", guarded(status), methods=["GET"]),
+        Route("/reports", guarded(report_names), methods=["GET"]),
+        Route("/reports/{name}", guarded(report), methods=["GET"]),
+        Route("/pause", guarded(pause), methods=["POST"]),
+        Route("/resume", guarded(resume), methods=["POST"]),
+        Route("/stop", guarded(stop), methods=["POST"]),
+        Route("/seeds", guarded(seeds), methods=["POST"]),
+        Route("/delays", guarded(delays), methods=["POST"]),
+    ]
+    return Starlette(routes=routes)
+
+
+def _server_class() -> Any:
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        """uvicorn's server without its SIGINT/SIGTERM handlers: the crawl owns them
+        (a signal stops the crawl gracefully; the server is stopped after it)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Generator[None, None, None]:
+            yield
+
+    return _Server
+
+
+class ControlServer:
+    """Serve :func:`create_control_app` on ``127.0.0.1:port`` in the running event loop
+    (uvicorn), and publish how to reach it in ``info_path`` (``JOBDIR/control.json``:
+    ``{"url", "port", "token", "pid"}``, mode 0600, removed by :meth:`stop`).
+
+    Args:
+        control: the crawl to control.
+        port: TCP port; 0 picks a free one.
+        token: the bearer token (default :func:`new_token`).
+        info_path: where to write the connection details (None: nowhere).
+
+    Raises (from :meth:`start`):
+        OSError: the port cannot be bound (message names host and port).
+    """
+
+    host = "127.0.0.1"
+
+    def __init__(
+        self,
+        control: CrawlControl,
+        *,
+        port: int = 0,
+        token: str | None = None,
+        info_path: str | Path | None = None,
+    ) -> None:
+        self.control = control
+        self.port = port
+        self.token = token or new_token()
+        self.info_path = Path(info_path) if info_path is not None else None
+        self._server: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._sock: socket.socket | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def bind(self) -> None:
+        """Bind and listen on ``127.0.0.1:port`` (sets :attr:`port` when it was 0).
+        Separate from :meth:`start` so a taken port fails before the crawl starts.
+
+        Raises:
+            OSError: the port cannot be bound (the message names host and port).
+        """
+        if self._sock is not None:
+            return
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+        except OSError as e:
+            sock.close()
+            raise OSError(e.errno, f"control API: cannot listen on {self.host}:{self.port}: "
+                                   f"{e.strerror}") from None  # fmt: skip
+        sock.listen(64)
+        self.port = sock.getsockname()[1]
+        self._sock = sock
+
+    async def start(self) -> None:
+        """Serve (binding first if needed) and write ``info_path``; returns once the
+        server listens.
+
+        Raises:
+            OSError: the port cannot be bound.
+        """
+        import uvicorn
+
+        self.bind()
+        assert self._sock is not None
+        app = create_control_app(self.control, self.token)
+        config = uvicorn.Config(
+            app,
+            lifespan="off",
+            log_config=None,  # leave the program's logging set-up alone
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=2,  # a crawl's end never waits on a slow client
+        )
+        self._server = _server_class()(config)
+        self._task = asyncio.create_task(self._server.serve(sockets=[self._sock]))
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()  # raises what stopped it
+                raise OSError(f"control API on {self.url} did not start")
+            await asyncio.sleep(0.01)
+        if self.info_path is not None:
+            self._write_info(self.info_path)
+
+    def _write_info(self, path: Path) -> None:
+        data = {"url": self.url, "port": self.port, "token": self.token, "pid": os.getpid()}
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # also when the file existed with other modes
+            os.write(fd, (json.dumps(data, indent=2) + "\n").encode())
+        finally:
+            os.close(fd)
+
+    async def stop(self) -> None:
+        """Stop serving (open connections are closed) and remove ``info_path``."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await self._task
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self.info_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.info_path.unlink()

@@ -1,0 +1,150 @@
+"""The terminal view of ``webark crawl``: rich panel on a terminal, plain progress lines
+otherwise, nothing with --quiet; fed by snapshots of real crawls of a loopback site."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import io
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from rich.console import Console
+
+from webark.cli.crawl_cmds import crawl
+from webark.cli.crawl_view import CrawlView, RateMeter, human_bytes, progress_line, render_view
+from webark.crawl.control import CrawlControl
+from webark.crawl.controller import CrawlController
+from webark.crawl.job import CrawlJob, job_from_mapping
+from webark.crawl.stats import StatsSnapshot
+
+
+def _sites_module() -> Any:
+    if "sites" in sys.modules:
+        return sys.modules["sites"]
+    path = Path(__file__).parents[1] / "crawl" / "sites.py"
+    spec = importlib.util.spec_from_file_location("sites", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["sites"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+sites = _sites_module()
+
+
+def _job(tmp: Path, seed: str, delay: float) -> CrawlJob:
+    return job_from_mapping({
+        "seeds": [seed], "job_dir": str(tmp / "job"), "contact": "archive@example.org",
+        "allow_private": True, "min_delay": delay, "max_delay": delay, "workers": 3,
+        "max_http_retries": 0, "backoff_base": 0.1,
+    })  # fmt: skip
+
+
+def _crawl_with_snapshots(job: CrawlJob, every: float = 0.03) -> list[StatsSnapshot]:
+    async def main() -> list[StatsSnapshot]:
+        ctl = CrawlController(job)
+        control = CrawlControl(ctl)
+        task = asyncio.create_task(ctl.run())
+        snaps = []
+        while not task.done():
+            if ctl.frontier is not None:
+                snaps.append(control.snapshot(top=0))
+            await asyncio.sleep(every)
+        control.finished(await task)
+        snaps.append(control.snapshot(top=0))
+        return snaps
+
+    return asyncio.run(main())
+
+
+def _text(renderable: Any) -> str:
+    console = Console(record=True, width=160, file=io.StringIO(), color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_panel_and_lines_show_the_crawl(tmp_path: Path) -> None:
+    with sites.TestSite(sites.small_site(), host="127.0.0.2") as b:
+        snaps = _crawl_with_snapshots(_job(tmp_path, b.url("/"), 0.05))
+    final = snaps[-1]
+    assert final.state == "FINISHED" and final.processed == 8
+    text = _text(render_view(final, (2.5, 2048.0)))
+    assert "URIs/s" in text and "2.5 (avg" in text and "2.0 KiB/s" in text
+    assert f"{final.processed} ({final.succeeded} ok)" in text
+    assert "0 active / 1 total" in text
+    assert f"WARC    {human_bytes(final.warc_bytes)}" in re.sub(r"\s{2,}", "    ", text)
+    assert final.warc_bytes and final.warc_bytes > 1000
+    # mid-crawl: a busy worker's URI is on screen with its stage
+    busy = next(s for s in snaps if any(w.uri for w in s.workers))
+    w = next(w for w in busy.workers if w.uri)
+    mid = _text(render_view(busy))
+    assert w.uri and w.uri in mid and w.stage in mid and "1 active / 1 total" in mid
+    line = progress_line(final, 1.25)
+    assert "8 done (8 ok, 0 errors, 0 robots)" in line and "1.2 URIs/s" in line
+    assert "queues 0/1" in line and human_bytes(final.bytes) + " fetched" in line
+
+
+def test_rate_meter_uses_recent_snapshots(tmp_path: Path) -> None:
+    with sites.TestSite(sites.small_site(), host="127.0.0.2") as b:
+        snaps = _crawl_with_snapshots(_job(tmp_path, b.url("/"), 0.05))
+    meter = RateMeter(window=0.2)
+    kept: list[StatsSnapshot] = []
+    for s in snaps:
+        rate, bps = meter.add(s)
+        kept.append(s)
+        while len(kept) > 2 and s.now - kept[0].now > 0.2:
+            kept.pop(0)
+        dt = s.now - kept[0].now
+        if dt > 0:
+            assert rate == (s.processed - kept[0].processed) / dt
+            assert bps == (s.bytes - kept[0].bytes) / dt
+    assert human_bytes(1536) == "1.5 KiB" and human_bytes(None) == "-"
+
+
+def test_live_view_on_a_terminal(tmp_path: Path) -> None:
+    """mode None + a terminal console → the rich live panel, redrawn while crawling."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+
+    async def main(job: CrawlJob) -> int:
+        ctl = CrawlController(job)
+        control = CrawlControl(ctl)
+        view = CrawlView(console, lambda: control.snapshot(top=0), refresh=0.05)
+        assert view.mode == "live"
+        task = asyncio.create_task(ctl.run())
+        while ctl.frontier is None:
+            await asyncio.sleep(0.005)
+        shown = asyncio.create_task(view.run())
+        control.finished(await task)
+        shown.cancel()
+        await asyncio.gather(shown, return_exceptions=True)
+        return control.snapshot().processed
+
+    with sites.TestSite(sites.small_site(), host="127.0.0.2") as b:
+        processed = asyncio.run(main(_job(tmp_path, b.url("/"), 0.05)))
+    text = out.getvalue()
+    assert "\x1b[" in text  # drawn with terminal control sequences
+    assert text.count("URIs/s") >= 2  # redrawn
+    assert f"{processed} ({processed} ok)" in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def test_cli_progress_lines_when_not_a_terminal(tmp_path: Path) -> None:
+    with sites.TestSite(sites.small_site(), host="127.0.0.2") as b:
+        args = ["--seed", b.url("/"), "-o", str(tmp_path / "j"), "--contact", "a@b.org",
+                "--allow-private", "--min-delay", "0.1", "--max-delay", "0.1",
+                "--progress-interval", "0.2", "--no-control"]  # fmt: skip
+        r = CliRunner().invoke(crawl, args)
+        assert r.exit_code == 0, r.output
+        lines = [ln for ln in r.stderr.splitlines() if " done (" in ln]
+        assert len(lines) >= 2, r.stderr
+        assert all("URIs/s" in ln and "queues " in ln and "WARC " in ln for ln in lines)
+        counts = [int(re.search(r"(\d+) done", ln).group(1)) for ln in lines]  # type: ignore[union-attr]
+        assert counts == sorted(counts) and counts[-1] <= 8
+        quiet = CliRunner().invoke(crawl, [*args[:3], str(tmp_path / "q"), *args[4:], "--quiet"])
+        assert quiet.exit_code == 0, quiet.output
+        assert " done (" not in quiet.stderr and "finished: 8 URIs" in quiet.stderr

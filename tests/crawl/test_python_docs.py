@@ -1,0 +1,163 @@
+"""Crawl a real site: the Python documentation of Debian's ``python3-doc`` (530 HTML
+pages, 67 MB), served from ``/usr/share/doc/python3/html`` by a static file server this
+test starts on 127.0.0.1.
+
+Every HTML page of the tree that anything links to must be reached (526; the 4
+others are orphans, see :data:`ORPHANS`) (status 200 in crawl.log, a response record
+in the WARCs) and every 404 the server answered (robots.txt, links found in JavaScript)
+must be logged with 404. The package is installed by ``scripts/setup.sh`` when
+``WEBARK_DEMO_SITE=1`` (as ``.ci/run`` does); without it the test is skipped, except
+under ``CI=true`` where a missing site is a failure (a skipped test cannot fail).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from webark.crawl.controller import CrawlController
+from webark.crawl.job import job_from_mapping
+from webark.crawllog.parse import read_crawl_log
+from webark.warc.check import check_file
+from webark.warc.reader import ArchiveReader
+
+DOC_DIRS = (Path("/usr/share/doc/python3/html"), Path("/usr/share/doc/python3.11/html"))
+PAGES = 530
+ORPHANS = {
+    "distutils/_setuptools_disclaimer.html",
+    "distutils/packageindex.html",
+    "distutils/uploading.html",
+    "includes/wasm-notavail.html",
+}
+"""Pages no other file links to: Sphinx lists them only as ``docnames`` (without
+``.html``) in ``searchindex.js``, for its client-side search to build links from. No
+crawler following links reaches them (wget does not either); the test proves they are
+orphans rather than assuming it."""
+
+
+def doc_root() -> Path:
+    for d in DOC_DIRS:
+        if (d / "index.html").exists():
+            return d
+    msg = "python3-doc is not installed (scripts/setup.sh with WEBARK_DEMO_SITE=1)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(msg + " — required under CI=true")
+    pytest.skip(msg)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, root: Path) -> None:
+        self.hits: list[tuple[str, int]] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(SimpleHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # head and body are two writes: no 40 ms stall
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+                with server.lock:
+                    server.hits.append((self.path, int(getattr(code, "value", code))))
+
+        super().__init__(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+
+
+@pytest.fixture(scope="module")
+def docs_crawl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    root = doc_root()
+    server = _Server(root)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    origin = f"http://127.0.0.1:{server.server_address[1]}"
+    job = job_from_mapping(
+        {
+            "seeds": [origin + "/"],
+            "job_dir": str(tmp_path_factory.mktemp("pydocs") / "job"),
+            "contact": "archive@example.org",
+            "allow_private": True,
+            "min_delay": 0,
+            "max_delay": 0,
+            "delay_factor": 0,
+            "dedup": True,
+            "scope": {"max_trans_hops": 0},  # stay on the one loopback host
+        }
+    )
+    summary = asyncio.run(CrawlController(job).run())
+    yield {"root": root, "origin": origin, "job": job, "summary": summary, "hits": server.hits}
+    server.shutdown()
+    server.server_close()
+
+
+def test_all_pages_reached(docs_crawl: dict[str, Any]) -> None:
+    root: Path = docs_crawl["root"]
+    origin = docs_crawl["origin"]
+    pages = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.html"))
+    assert len(pages) == PAGES
+    lines = read_crawl_log(docs_crawl["job"].logs_dir / "crawl.log")
+    ok = {ln.uri for ln in lines if ln.status == 200}
+    want = {f"{origin}/{quote(p)}" for p in pages}
+    # the index page is reached as the seed "/" (and maybe as /index.html too)
+    want.discard(f"{origin}/index.html")
+    assert origin + "/" in ok
+    missing = sorted(want - ok)
+    assert missing == sorted(f"{origin}/{p}" for p in ORPHANS)
+    assert len(ok & want) == PAGES - 1 - len(ORPHANS)
+    assert docs_crawl["summary"].stop_reason == "finished"
+    uris = [ln.uri for ln in lines]
+    assert len(uris) == len(set(uris))
+
+
+def test_orphans_are_unlinked(docs_crawl: dict[str, Any]) -> None:
+    """No HTML, CSS or JS file of the tree names an orphan with its ``.html`` suffix
+    (other than the orphan itself)."""
+    root: Path = docs_crawl["root"]
+    names = {Path(p).name.encode(): p for p in ORPHANS}
+    for f in root.rglob("*"):
+        if f.suffix not in (".html", ".js", ".css") or not f.is_file():
+            continue
+        data = f.read_bytes()
+        for name, rel in names.items():
+            if name in data:
+                assert f.relative_to(root).as_posix() == rel, (f, rel)
+
+
+def test_404s_logged(docs_crawl: dict[str, Any]) -> None:
+    origin = docs_crawl["origin"]
+    lines = {ln.uri: ln for ln in read_crawl_log(docs_crawl["job"].logs_dir / "crawl.log")}
+    not_found = {path for path, code in docs_crawl["hits"] if code == 404}
+    assert "/robots.txt" in not_found
+    for path in not_found:
+        assert lines[origin + path].status == 404, path
+    # and the server answered every fetched URI exactly once
+    paths = [path for path, _ in docs_crawl["hits"]]
+    assert len(paths) == len(set(paths))
+    http = [u for u in lines if u.startswith("http")]
+    assert len(http) == len(paths)
+
+
+def test_warcs(docs_crawl: dict[str, Any]) -> None:
+    summary = docs_crawl["summary"]
+    captured: set[str] = set()
+    for path in summary.warcs:
+        report = check_file(path)
+        assert report.ok, (path, report.errors[:3])
+        for rec in ArchiveReader(path):
+            if rec.type in ("response", "revisit"):
+                captured.add(rec.headers.target_uri or "")
+    origin = docs_crawl["origin"]
+    assert {origin + "/", origin + "/library/asyncio.html", origin + "/robots.txt"} <= captured
+    assert len(captured) >= PAGES
