@@ -3,8 +3,11 @@
 #   1. serve Debian's python3-doc (530 HTML pages) on 127.0.0.1,
 #   2. crawl it politely into WARCs + crawl.log + reports,
 #   3. validate the WARCs, build a collection and its index,
-#   4. start the resolution API (the "CDX server") and query it.
-# Replay (issue 5) will add browsing; the WARC tools demo is scripts/demo-warc-tools.sh.
+#   4. start `webark serve` (resolution API + replay) and query the CDX server,
+#   5. stop the live site and check that the crawled docs replay from the archive alone;
+#      print the URL to open. On a terminal it then keeps serving until Ctrl-C;
+#      otherwise (CI, scripts) it stops after the checks.
+# The WARC tools demo is scripts/demo-warc-tools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEBARK_DEMO_SITE=1 bash scripts/setup.sh
@@ -29,7 +32,8 @@ trap cleanup EXIT
 
 step "1. serve $SITE on http://127.0.0.1:$SITE_PORT/"
 python -m http.server --bind 127.0.0.1 "$SITE_PORT" --directory "$SITE" >"$OUT/site-access.log" 2>&1 &
-pids+=($!)
+SITE_PID=$!
+pids+=("$SITE_PID")
 for _ in $(seq 50); do python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$SITE_PORT/')" 2>/dev/null && break; sleep 0.1; done
 
 step "2. crawl it (robots.txt obeyed, one request at a time; delays off for a local demo)"
@@ -55,12 +59,47 @@ webark collection add --link "$OUT/collections/pydocs" "$OUT"/job/warcs/*.warc.g
 
 step "4. the resolution API: http://127.0.0.1:$API_PORT/pydocs/cdx"
 webark serve "$OUT/collections" --port "$API_PORT" >"$OUT/serve.log" 2>&1 &
-pids+=($!)
+SERVE_PID=$!
+pids+=("$SERVE_PID")
 for _ in $(seq 100); do python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$API_PORT/')" 2>/dev/null && break; sleep 0.1; done
 q() { echo "\$ curl '$1'"; python -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" "$1"; }
 q "http://127.0.0.1:$API_PORT/pydocs/cdx?url=127.0.0.1:$SITE_PORT/library/&matchType=prefix&limit=3"
 q "http://127.0.0.1:$API_PORT/pydocs/cdx?url=http://127.0.0.1:$SITE_PORT/tutorial/index.html&output=json"
 q "http://127.0.0.1:$API_PORT/pydocs/timemap/link/http://127.0.0.1:$SITE_PORT/"
 
+step "5. replay: the live site is stopped, the archive answers"
+kill "$SITE_PID" && wait "$SITE_PID" 2>/dev/null || true
+REPLAY="http://127.0.0.1:$API_PORT/pydocs"
+# a capture of the index page (its timestamp from the CDX API), and the replay of it and of
+# the library index: 200, rewritten HTML (links into the archive), the banner
+python - "$REPLAY" "http://127.0.0.1:$SITE_PORT/" <<'PY'
+import json, re, sys, time, urllib.request
+replay, site = sys.argv[1], sys.argv[2]
+cdx = urllib.request.urlopen(f"{replay}/cdx?url={site}&output=json&limit=1").read()
+ts = json.loads(cdx)["timestamp"]
+for page, link in (("", "library/index.html"), ("library/index.html", "functions.html")):
+    url = f"{replay}/{ts}/{site}{page}"
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(url) as r:
+        body, status, ctype = r.read().decode("utf-8"), r.status, r.headers["Content-Type"]
+    ms = (time.perf_counter() - t0) * 1000
+    target = re.escape(site + ("library/" if page else "") + link)
+    inside = re.search(rf'href="(http://[^/"]+)?/pydocs/\d{{1,14}}/{target}"', body)
+    checks = {"200": status == 200, "text/html": ctype.startswith("text/html"),
+              "links rewritten into the archive": inside is not None,
+              "banner": "__webark_banner" in body}
+    print(f"GET {url}\n    {status} {ctype}, {len(body):,} chars in {ms:.0f} ms; "
+          + ", ".join(f"{k}: {'ok' if v else 'MISSING'}" for k, v in checks.items()))
+    if not all(checks.values()):
+        sys.exit(f"replay check failed for {url}")
+print(f"\nOpen in a browser:\n  {replay}/{ts}/{site}\n  {replay}/*/{site}*   (every URL of the crawl)"
+      f"\n  {replay}/   (search the collection)")
+PY
+
 step "done: everything is in $OUT/"
-echo "Serve it yourself: webark serve $OUT/collections   (then open http://127.0.0.1:8080/)"
+if [ -t 1 ]; then
+  echo "Serving $OUT/collections at http://127.0.0.1:$API_PORT/ until Ctrl-C."
+  wait "$SERVE_PID" || true
+else
+  echo "Serve it again: webark serve $OUT/collections   (then open http://127.0.0.1:8080/)"
+fi

@@ -10,6 +10,11 @@ command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
 if [ "${WEBARK_DEMO_SITE:-0}" = 1 ]; then
   [ -d /usr/share/doc/python3/html ] || [ -d /usr/share/doc/python3.11/html ] || need_apt+=(python3-doc)
 fi
+# The browser of the replay tests (tests/browser/): Debian's Chromium, driven by Playwright
+# through executable_path (never `playwright install`, which downloads its own build).
+if [ "${WEBARK_BROWSER:-0}" = 1 ]; then
+  [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: apt-get install ${need_apt[*]}" >&2
