@@ -145,7 +145,7 @@ class CdxApi:
         except BaseException:
             stream.cancel()
             raise
-        if first is None or chunks.exhausted:
+        if first is None or chunks.single:
             stream.cancel()
             return Response(first or b"", media_type=media)
         return StreamingResponse(_logged(stream.stream(first), coll), media_type=media)

@@ -396,11 +396,19 @@ class Chunks:
     """Pieces of bytes regrouped into response chunks: the first as soon as
     :data:`FIRST_CHUNK` bytes are ready, then :data:`CHUNK`-byte chunks.
     ``exhausted`` is True once the last chunk has been produced (before it is
-    returned), so a caller holding the first chunk knows whether more will come."""
+    returned) and ``produced`` counts the chunks made so far, so a caller holding the
+    first chunk knows it is the whole answer only when :attr:`single` is True (a
+    producer running ahead in another thread may have finished *later* chunks)."""
 
     def __init__(self, pieces: Iterable[bytes], first: int = FIRST_CHUNK, size: int = CHUNK):
         self._it = self._gen(pieces, first, size)
         self.exhausted = False
+        self.produced = 0
+
+    @property
+    def single(self) -> bool:
+        """True when the answer is exactly one chunk (the first) and nothing follows."""
+        return self.exhausted and self.produced == 1
 
     def __iter__(self) -> Iterator[bytes]:
         return self._it
@@ -416,8 +424,10 @@ class Chunks:
             buf.append(p)
             n += len(p)
             if n >= limit:
+                self.produced += 1
                 yield b"".join(buf)
                 buf, n, limit = [], 0, size
+        self.produced += 1
         self.exhausted = True
         yield b"".join(buf)
 
