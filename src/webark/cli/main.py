@@ -28,6 +28,10 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "crawllog": ("webark.cli.crawllog_cmds", "crawllog", "crawl.log tools: to-warc (revisits)."),
     "extract": ("webark.cli.extract_cmds", "extract", "Spin WARC/ARC files out into a file tree."),
     "stats": ("webark.cli.stats_cmds", "stats", "How big is the archive: captures, bytes, dedup."),
+    "reduplicate": ("webark.cli.reduplicate_cmds", "reduplicate_cmd",
+                    "Write a harvest again with every revisit made a full response."),
+    "revisits": ("webark.cli.revisits_cmds", "revisits",
+                 "Revisit reports: originals and the revisits that depend on them."),
     "serve": ("webark.cli.serve_cmds", "serve",
               "Serve collections: the CDX resolution API and Memento TimeMaps."),
 }

@@ -453,6 +453,20 @@ class _Series:
             offset += size
         return out
 
+    def write_stored(self, member: bytes) -> tuple[str, int, int]:
+        cur = self.current or self._open(None)
+        if not cur.only_warcinfo and cur.bytes_written + len(member) > self.owner.max_size:
+            self.close()
+            cur = self._open(None)
+        offset = cur.bytes_written
+        try:
+            self._put(cur, [[member]])
+        except OSError:
+            self.fail()
+            raise
+        cur.only_warcinfo = False
+        return cur.path, offset, len(member) - (4 if self.codec == "none" else 0)
+
 
 def _fsync_dir(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
@@ -618,6 +632,30 @@ class WarcWriter:
             if self._closed:
                 raise WebarkError("write to a closed WarcWriter")
             return self._series_for(records).write(records)
+
+    def write_stored(self, data: bytes, *, encoded: bool = False) -> tuple[str, int, int]:
+        """Write one record given as its exact bytes, unchecked and unchanged (copy
+        tools such as ``webark reduplicate`` keep records byte for byte this way).
+
+        Args:
+            data: the record as it appears uncompressed in a file: version line, fields,
+                CRLF, block, CRLF CRLF (:func:`~webark.warc.reader.stored_record_bytes`
+                plus CRLF CRLF for an uncompressed source); with ``encoded=True``, those
+                bytes already compressed in this writer's codec (one or more gzip
+                members / zstd frames; copied as they are).
+
+        Returns:
+            ``(final path, offset, length)`` of the record as stored (length as
+            :meth:`write` gives it). Goes to the main series, with rotation.
+
+        Raises:
+            WebarkError: the writer is closed. OSError: as for :meth:`write`.
+        """
+        member = data if encoded else compress_member(data, self.compression)
+        with self._lock:
+            if self._closed:
+                raise WebarkError("write to a closed WarcWriter")
+            return self._main.write_stored(member)
 
     def close(self) -> None:
         """Finish the current files (rename ``.open`` away). Idempotent."""
