@@ -93,11 +93,15 @@ class TestSite:
                     self.send_header(name, value)
                 if status != 304:
                     self.send_header("Content-Length", str(len(body)))
+                # "end" is taken before the response leaves: the client cannot have it
+                # earlier, so start(next) - end never understates the client's pause
+                # (taken after the write, a thread starved of the GIL under load could
+                # record it late and make a polite crawler look impolite).
+                end = time.monotonic()
                 self.end_headers()
                 if status != 304:
                     self.wfile.write(body)
                 self.wfile.flush()
-                end = time.monotonic()
                 with site._lock:
                     site.hits.append(
                         Hit(
