@@ -4,6 +4,7 @@ lists) and ``block`` (451), limited to capture-time ranges; server-wide rules
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,3 +82,57 @@ def test_collection_rules_exclude_everything_of_a_url(client: TestClient) -> Non
     # other collections are not affected by the site's own rules
     r = client.get("/pywb/20140126200624id_/http://www.iana.org/")
     assert r.status_code == 200
+
+
+def _cdx_urls_ts(client: TestClient, **params: str) -> list[tuple[str, str]]:
+    r = client.get("/site/cdx", params={"output": "json", **params})
+    assert r.status_code in (200, 404), r.text
+    return [] if r.status_code == 404 else [
+        (row["url"], row["timestamp"]) for row in map(json.loads, r.text.splitlines())
+    ]
+
+
+def test_cdx_api_hides_excluded_and_blocked_captures(client: TestClient) -> None:
+    got = _cdx_urls_ts(client, url="http://site.test/", matchType="prefix")
+    assert got, "the site collection answers prefix queries"
+    urls = {u for u, _ in got}
+    # exclude (capture_to 2015): the 2012 capture is gone, the 2018 one stays
+    assert ("http://site.test/private/doc.html", "20180601000000") in got
+    assert ("http://site.test/private/doc.html", "20120601000000") not in got
+    # block (capture_from 2015-01): the 2016 capture is hidden, the 2014 one stays
+    assert ("http://site.test/secret.html", "20140601000000") in got
+    assert ("http://site.test/secret.html", "20160601000000") not in got
+    # the collection's own rule excludes news.html altogether
+    assert "http://site.test/news.html" not in urls
+    assert _cdx_urls_ts(client, url="http://site.test/news.html") == []
+    # exact and closest queries are filtered too
+    assert _cdx_urls_ts(client, url="http://site.test/secret.html", closest="2016",
+                        sort="closest", limit="1") == [
+        ("http://site.test/secret.html", "20140601000000")]  # fmt: skip
+    # other collections are not touched by the site's own rules
+    r = client.get("/pywb/cdx", params={"url": "http://www.iana.org/"})
+    assert r.status_code == 200 and len(r.text.splitlines()) == 3
+
+
+def test_timemap_lists_only_allowed_mementos(client: TestClient) -> None:
+    r = client.get("/site/timemap/link/http://site.test/secret.html")
+    assert r.status_code == 200
+    assert "/20140601000000/http://site.test/secret.html" in r.text
+    assert "20160601000000" not in r.text
+    r = client.get("/site/timemap/link/http://site.test/private/doc.html")
+    assert r.status_code == 200
+    assert "20180601000000" in r.text and "20120601000000" not in r.text
+    # a URL whose captures are all excluded has no TimeMap
+    r = client.get("/site/timemap/link/http://site.test/news.html")
+    assert r.status_code == 404
+
+
+def test_unusable_collection_rules_make_the_api_unavailable(
+    tmp_path: Path, corpus: Path
+) -> None:
+    colls = build_collections(tmp_path, corpus)
+    (colls / "site" / "access-rules.yaml").write_text("- url: http://site.test/\n  policy: hide\n")
+    with TestClient(create_server(colls)) as c:
+        r = c.get("/site/cdx", params={"url": "http://site.test/news.html"})
+        assert r.status_code == 503 and "access rules" in r.json()["error"]
+        assert c.get("/pywb/cdx", params={"url": "http://www.iana.org/"}).status_code == 200

@@ -17,6 +17,14 @@ Errors are JSON ``{"error": …, "status": …}`` (plus ``"param"`` for 400):
 
 * 400 — a bad parameter, named in the message and in ``param``;
 * 404 — unknown collection (or, for a TimeMap, a URL without captures);
+* 503 also when the collection's access rules file is unusable (nothing is shown
+  rather than what the rules hide).
+
+**Access control.** With ``hidden`` (``webark serve`` passes its access rules, see
+:mod:`webark.apps.replay_access`), captures an ``exclude`` or ``block`` rule applies to
+are left out of every answer — CDX queries, digest lookups and TimeMaps — as pywb's
+access checker does: an excluded capture is "not archived", and a blocked one would
+only answer 451, so a TimeMap must not list it as a memento.
 * 503 — the index cannot be read (:class:`~webark.index.source.IndexUnavailable`,
   ``OSError``: missing, unreadable or corrupt index, database down). Never an empty 200:
   the first chunk of a result is computed before the status line is sent, so a backend
@@ -56,7 +64,13 @@ from starlette.types import Receive, Scope, Send
 
 from webark.apps.cdx_engine import Chunks, Context, run_query, run_timemap, timemap_exists
 from webark.apps.cdx_params import CdxQuery, ParamError, parse_params
-from webark.apps.cdx_sources import Collections, DirectoryCollections, UnknownCollection
+from webark.apps.cdx_sources import (
+    Collections,
+    DirectoryCollections,
+    HiddenLines,
+    HidingSource,
+    UnknownCollection,
+)
 from webark.apps.cdx_stream import ThreadedBody
 from webark.apps.openapi import openapi_spec
 from webark.index.source import IndexSource, IndexUnavailable
@@ -103,20 +117,27 @@ class CdxApi:
     """The request handlers over a set of collections (see :func:`create_app`)."""
 
     def __init__(
-        self, collections: Collections, replay_base: str | None = None, stream_threads: int = 8
-    ):
+        self, collections: Collections, replay_base: str | None = None, stream_threads: int = 8,
+        hidden: HiddenLines | None = None,
+    ):  # fmt: skip
         self.collections = collections
         self.replay_base = replay_base
+        self.hidden = hidden
         self.executor = ThreadPoolExecutor(stream_threads, thread_name_prefix="webark-cdx")
 
     # -- helpers ---------------------------------------------------------------------
     def _source(self, name: str) -> IndexSource | Response:
         try:
-            return self.collections.get(name)
+            source = self.collections.get(name)
+            hide = self.hidden(name) if self.hidden is not None else None
         except UnknownCollection:
             return error_response(404, f"no collection named {name!r}")
         except _BACKEND_ERRORS as exc:
             return _unavailable(name, exc)
+        except ValueError as exc:  # the collection's access rules are unusable
+            log.error("collection %r: %s", name, exc)
+            return error_response(503, f"collection {name!r}: access rules unusable: {exc}")
+        return source if hide is None else HidingSource(source, hide)
 
     def _replay_prefix(self, request: Request, coll: str) -> str:
         return self._prefix(lambda: str(request.base_url), coll)
@@ -306,6 +327,7 @@ def create_app(
     *,
     replay_base: str | None = None,
     stream_threads: int = 8,
+    hidden: HiddenLines | None = None,
 ) -> CdxApp:
     """The resolution API over ``collections`` (a collections directory — see
     :class:`~webark.apps.cdx_sources.DirectoryCollections` — or any
@@ -318,10 +340,14 @@ def create_app(
         stream_threads: threads that run streamed (unbounded) queries, one query per
             thread from start to end (see :mod:`webark.apps.cdx_stream`); more
             concurrent streamed queries wait for a free thread.
+        hidden: access control — for a collection name, the predicate of the index lines
+            the API must not show, or None (see
+            :func:`webark.apps.replay_access.AccessConfig.hidden_from_api`); ``webark
+            serve`` hides ``exclude`` and ``block`` captures from queries and TimeMaps.
     """
     if isinstance(collections, str | os.PathLike):
         collections = DirectoryCollections(collections)
-    api = CdxApi(collections, replay_base, stream_threads)
+    api = CdxApi(collections, replay_base, stream_threads, hidden)
     routes = [
         Route("/", api.home, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),

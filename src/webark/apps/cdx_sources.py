@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from webark.cdx.line import CdxLine
 from webark.index.collection import Collection, CollectionConfig, CollectionError
 from webark.index.merge import MergedSource
 from webark.index.sorted_file import SortedCdxFile
@@ -252,3 +253,33 @@ class StaticCollections:
             return self.sources[name]
         except KeyError:
             raise UnknownCollection(name) from None
+
+
+#: Per collection, the predicate of index lines the API must not show (access rules), or
+#: None when nothing is hidden; see :class:`HidingSource`.
+HiddenLines = Callable[[str], "Callable[[CdxLine], bool] | None"]
+
+
+class HidingSource:
+    """An :class:`IndexSource` without the lines ``hidden(line)`` is true for: what the
+    resolution API (CDX queries, digest lookups, TimeMaps) serves from a collection with
+    access rules (:mod:`webark.apps.replay_access`). No raw-line fast path
+    (:func:`raw_scanner` gives None): each line is parsed to be checked.
+
+    Args:
+        source: the collection's index. hidden: the predicate (a rule lookup per line).
+    """
+
+    def __init__(self, source: IndexSource, hidden: Callable[[CdxLine], bool]):
+        self.source = source
+        self.hidden = hidden
+
+    def scan(self, rng: KeyRange, reverse: bool = False) -> Iterator[CdxLine]:
+        """``source.scan`` without hidden lines (same order, still streaming)."""
+        hidden = self.hidden
+        return (x for x in self.source.scan(rng, reverse) if not hidden(x))
+
+    def by_digest(self, digest: str) -> Iterator[CdxLine]:
+        """``source.by_digest`` without hidden lines."""
+        hidden = self.hidden
+        return (x for x in self.source.by_digest(digest) if not hidden(x))

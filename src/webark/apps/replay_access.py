@@ -12,13 +12,18 @@ A capture is decided by the collection's rules when one of them matches it, else
 server-wide rules, else allowed. The replay app answers ``block`` with 451 (RFC 7725,
 "Unavailable For Legal Reasons") and treats ``exclude`` as not archived (404, left out
 of capture lists, calendars and similar-URL suggestions), as OpenWayback and pywb do.
-The resolution API (``/{coll}/cdx``, TimeMaps) does not filter yet.
+The resolution API (``/{coll}/cdx``, TimeMaps) shows neither: ``exclude`` and ``block``
+captures are both left out of its answers (:meth:`AccessConfig.hidden_from_api`; pywb
+hides them from its CDX API too — a TimeMap listing mementos that answer 451 would
+send Memento clients to dead ends). The replay calendar still lists blocked captures:
+they lead to the 451 page, which says why.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from webark.cdx.line import CdxLine
@@ -56,6 +61,11 @@ class Access:
         """True when the capture ``line`` is excluded (shown as not archived)."""
         return bool(self.rules) and self.policy(line.url, line.timestamp) == "exclude"
 
+    def hidden_from_api(self, line: CdxLine) -> bool:
+        """True when the resolution API must not show ``line``: an ``exclude`` or
+        ``block`` rule applies to it (module docstring)."""
+        return bool(self.rules) and self.policy(line.url, line.timestamp) != "allow"
+
 
 class AccessConfig:
     """Access rules of every collection: the server-wide file plus each collection's
@@ -89,6 +99,19 @@ class AccessConfig:
         if self.server is not None:
             rules.append(self.server)
         return Access(rules)
+
+    def hidden_from_api(
+        self, root: Path, name: str
+    ) -> Callable[[CdxLine], bool] | None:
+        """For the resolution API (``create_app(hidden=...)``): the predicate of the lines
+        of collection ``name`` (folder ``root/name``) to leave out, or None when no
+        rule file applies.
+
+        Raises:
+            ValueError / OSError: the collection's rules file cannot be used.
+        """
+        access = self.for_collection(root / name)
+        return access.hidden_from_api if access.rules else None
 
     def _collection_rules(self, path: Path) -> AccessRules | None:
         try:

@@ -27,7 +27,7 @@ import logging
 import mimetypes
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -54,11 +54,12 @@ from webark.apps.replay_paths import (
     Target,
     archival_url,
     captures_url,
+    clamp_timestamp,
     coll_prefix,
     fix_url,
     parse_target,
 )
-from webark.apps.replay_render import Banner, Rendered, render
+from webark.apps.replay_render import REPLAY_CSP, Banner, Rendered, render
 from webark.apps.replay_select import Blocked, Missing, select_capture
 from webark.apps.replay_sources import ReplayCollections, ReplayContext
 from webark.cdx.line import CdxLine
@@ -304,7 +305,7 @@ class ReplayServer:
         texts: list[list[str]] = []
         stamps: list[str] = []
         for ts in (target.timestamp, target.timestamp2):
-            sel = select_capture(ctx, target.url, ts)
+            sel = select_capture(ctx, target.url, clamp_timestamp(ts or ""))
             if isinstance(sel, Blocked):
                 return self.blocked(ctx, sel)
             if isinstance(sel, Missing):
@@ -358,13 +359,14 @@ class ReplayServer:
         abs_prefix = coll_prefix(str(request.base_url), ctx.name)
         return await run_in_threadpool(
             self._memento, ctx, target, abs_prefix, request.headers.get("range"),
-            request.method == "HEAD",
+            request.method == "HEAD", request.headers.get("if-range"),
         )  # fmt: skip
 
     def _memento(self, ctx: ReplayContext, target: Target, abs_prefix: str,
-                 range_header: str | None, head_only: bool) -> Response:  # fmt: skip
+                 range_header: str | None, head_only: bool,
+                 if_range: str | None = None) -> Response:  # fmt: skip
         assert target.timestamp is not None
-        sel = select_capture(ctx, target.url, target.timestamp)
+        sel = select_capture(ctx, target.url, clamp_timestamp(target.timestamp))
         if isinstance(sel, Blocked):
             return self.blocked(ctx, sel)
         if isinstance(sel, Missing):
@@ -373,14 +375,17 @@ class ReplayServer:
         rc = sel.capture
         ts = rc.line.timestamp
         if ts != target.timestamp:
-            # to the capture's own URL too: same URL key, maybe another spelling (/a vs /a/)
-            location = archival_url(abs_prefix, ts, rc.line.url, target.modifier)
+            # to the capture's own URL too: same URL key, maybe another spelling (/a vs /a/);
+            # a query fallback keeps the URL asked for (its page script reads the query)
+            shown = target.url if _query_fallback(target.url, rc.line.url) else rc.line.url
+            location = archival_url(abs_prefix, ts, shown, target.modifier)
             links = MementoLinks(rc.line.url, abs_prefix, ts, target.modifier)
             return Response(b"", 302, headers={"Location": location, "Link": links.header()})
-        return self._serve(ctx, target, rc, abs_prefix, range_header, head_only)
+        return self._serve(ctx, target, rc, abs_prefix, range_header, head_only, if_range)
 
     def _serve(self, ctx: ReplayContext, target: Target, rc: ResolvedCapture,
-               abs_prefix: str, range_header: str | None, head_only: bool) -> Response:  # fmt: skip
+               abs_prefix: str, range_header: str | None, head_only: bool,
+               if_range: str | None = None) -> Response:  # fmt: skip
         ts = rc.line.timestamp
         url = rc.line.url  # the base of relative links: the capture's URL as archived
         prefix = coll_prefix("/", ctx.name)
@@ -400,7 +405,7 @@ class ReplayServer:
             banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt))
         rendered = render(
             rc, url=url, prefix=prefix, root="/", modifier=target.modifier,
-            range_header=range_header, banner=banner, head_only=head_only,
+            range_header=range_header, banner=banner, head_only=head_only, if_range=if_range,
         )  # fmt: skip
         links = MementoLinks(
             url, abs_prefix, ts, target.modifier,
@@ -409,8 +414,17 @@ class ReplayServer:
             next=nxt.timestamp if nxt else None,
             last=last.timestamp if last else None,
         )  # fmt: skip
-        extra = [("Memento-Datetime", http_date(ts)), ("Link", links.header())]
+        extra = [("Memento-Datetime", http_date(ts)), ("Link", links.header()),
+                 ("Content-Security-Policy", REPLAY_CSP)]  # fmt: skip
         return _response(rendered, extra)
+
+
+def _query_fallback(asked: str, served: str) -> bool:
+    """True when ``served`` (a capture's URL) answers ``asked`` through the query
+    fallback of :mod:`.replay_select`: ``asked`` has a query, ``served`` is its path
+    without one."""
+    a, b = asked.split("#", 1)[0], served.split("#", 1)[0]
+    return "?" in a and "?" not in b and a.partition("?")[0] == b
 
 
 def _similar_queries(url: str) -> Iterator[tuple[str, Any]]:
@@ -449,8 +463,14 @@ def create_server(
     """
     colls: Collections = DirectoryCollections(collections_dir)
     assert isinstance(colls, DirectoryCollections)
-    api = create_app(colls, replay_base=replay_base)
-    return ReplayServer(api, ReplayCollections(colls, AccessConfig(access_rules)))
+    access = AccessConfig(access_rules)
+    root = colls.root
+
+    def hidden(name: str) -> Callable[[CdxLine], bool] | None:
+        return access.hidden_from_api(root, name)
+
+    api = create_app(colls, replay_base=replay_base, hidden=hidden)
+    return ReplayServer(api, ReplayCollections(colls, access))
 
 
 def server_from_env() -> ReplayServer:

@@ -29,6 +29,9 @@ _RFC1123 = re.compile(
 )
 
 
+_YEAR = re.compile(r"\s(\d{4})\s")
+
+
 class BadAcceptDatetime(ValueError):
     """``Accept-Datetime`` is not an RFC 1123 date (the TimeGate answers 400)."""
 
@@ -50,6 +53,9 @@ def parse_accept_datetime(value: str) -> str:
         dt = parsedate_to_datetime(value.strip().replace("UTC", "GMT"))
     except (TypeError, ValueError) as exc:
         raise BadAcceptDatetime(f"Accept-Datetime: {value!r} is not a date: {exc}") from exc
+    year = _YEAR.search(value)
+    if year is None or int(year.group(1)) != dt.year:  # email.utils reads 0000 as 2000
+        raise BadAcceptDatetime(f"Accept-Datetime: {value!r}: year out of range")
     return to_timestamp14(dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC))
 
 

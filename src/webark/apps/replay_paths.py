@@ -9,8 +9,10 @@ The URL space (pywb's, so links and bookmarks made for pywb keep working)::
     /{coll}/diff/{ts1}/{ts2}/{url}        text diff of two captures of an HTML page
     /{coll}/{url}                         Memento TimeGate (RFC 7089 §4.1): 302 to a memento
     /{coll}/{modifier}/{url}              TimeGate keeping the modifier (``id_/``)
-    /{coll}/{timestamp}{modifier}/{url}   a memento: timestamp 1–14 digits (UTC), modifier
-                                          ``id_ im_ js_ cs_ if_ oe_ mp_`` or none
+    /{coll}/{timestamp}{modifier}/{url}   a memento: timestamp 1–14 digits (UTC; more
+                                          digits or impossible dates are brought to
+                                          the nearest real one, :func:`clamp_timestamp`),
+                                          modifier ``id_ im_ js_ cs_ if_ oe_ mp_`` or none
 
 (``/{coll}/cdx`` and ``/{coll}/timemap/...`` belong to the resolution API,
 :mod:`webark.apps.cdx_api`, and never reach this parser.)
@@ -25,6 +27,7 @@ form produces) is decoded once.
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -40,9 +43,9 @@ MODIFIERS = frozenset({"id_", "im_", "js_", "cs_", "if_", "fr_", "oe_", "mp_"})
 APP_PREFIX = "/_webark/"
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):([^/]*)")
-_TS_MOD = re.compile(r"^(\d{1,14})?([a-z]{2}_)?$")
-_LIST = re.compile(r"^(\d{0,14})\*$")
-_DIFF = re.compile(r"^diff/(\d{1,14})/(\d{1,14})/(.+)$", re.S)
+_TS_MOD = re.compile(r"^([0-9]+)?([a-z]{2}_)?$")
+_LIST = re.compile(r"^([0-9]{0,14})\*$")
+_DIFF = re.compile(r"^diff/([0-9]+)/([0-9]+)/(.+)$", re.S)
 
 Kind = Literal["home", "app", "collection", "captures", "diff", "timegate", "memento"]
 
@@ -57,8 +60,9 @@ class Target:
         coll: collection name ('' for ``home``/``app``).
         url: the original URL asked for (see the module docstring), or for ``app`` the
             path below ``/_webark/``.
-        timestamp: 1–14 digits as requested (``memento``; ``captures`` may have a
-            prefix such as ``2014``), None when absent.
+        timestamp: the digits as requested (``memento``, ``diff``: any number, see
+            :func:`clamp_timestamp`; ``captures``: a prefix of at most 14 such as
+            ``2014``), None when absent.
         modifier: ``""`` or one of :data:`MODIFIERS` (an unknown ``xx_`` is ``""``).
         timestamp2: the second timestamp of a ``diff``.
     """
@@ -94,6 +98,33 @@ def fix_url(url: str) -> str:
     if m and not m.group(2).isdigit():  # dns:, urn:, ftp://… (not host:port)
         return url
     return "http://" + url
+
+
+def clamp_timestamp(ts: str) -> str:
+    """The 14-digit UTC timestamp a requested one stands for, whatever its digits
+    (pywb's leniency: a timestamp in a replay URL is a wish, the archive answers with
+    the closest capture and redirects to its real timestamp).
+
+    Digits after the 14th are dropped; missing ones are the earliest value (``2014`` →
+    ``20140101000000``); each field is brought into its range: year at least ``0001``,
+    month 01–12, day 01 to the month's last, hour ≤ 23, minute and second ≤ 59
+    (``0`` → ``00010101000000``, ``20141399`` → ``20141231000000``,
+    ``99999999999999`` → ``99991231235959``).
+
+    Raises:
+        ValueError: ``ts`` is empty or not ASCII digits.
+    """
+    if not ts or not ts.isascii() or not ts.isdigit():
+        raise ValueError(f"timestamp {ts!r}: not digits")
+    ts = ts[:14]
+    full = ts + "00000101000000"[len(ts) :]
+    year = max(1, int(full[0:4]))
+    month = min(max(1, int(full[4:6])), 12)
+    day = min(max(1, int(full[6:8])), calendar.monthrange(year, month)[1])
+    hour, minute, second = min(int(full[8:10]), 23), min(int(full[10:12]), 59), min(
+        int(full[12:14]), 59
+    )
+    return f"{year:04d}{month:02d}{day:02d}{hour:02d}{minute:02d}{second:02d}"
 
 
 def parse_target(raw_path: str, query: str = "") -> Target | None:

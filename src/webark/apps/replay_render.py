@@ -16,21 +16,37 @@
 Bodies that are not rewritten support Range requests (:mod:`webark.apps.replay_range`,
 ``Accept-Ranges: bytes``; served from ``ResolvedCapture.payload_range``, which seeks in
 uncompressed WARCs) and are streamed in :data:`CHUNK` pieces when larger than
-:data:`INLINE_MAX`.
+:data:`INLINE_MAX`. They carry a strong ``ETag`` (:func:`memento_etag`: a memento never
+changes) unless the archived one is sent as is (``id_``), so that ``If-Range``
+(RFC 9110 §13.1.5) can be answered: a matching validator gets the range, any other one
+the whole payload with ``200``.
+
+Every response also gets :data:`REPLAY_CSP`, a ``Content-Security-Policy`` that lets a
+replayed document load only from the replay server itself (plus inline code and
+``data:``/``blob:`` URLs): whatever URL the rewriters miss — in markup a parser
+cannot see through, in an ``id_``/``im_`` document opened as a page, in SVG — the
+browser refuses to fetch from the live web (pywb's ``csp-header`` does the same).
+
+At most :data:`LARGE_REWRITES` bodies over :data:`INLINE_MAX` bytes are rewritten at
+a time (rewriting holds about 3.5x the body in memory: forty concurrent requests for a
+10 MB page would otherwise take 1.5 GB).
 
 Everything here does blocking reads: run it in a worker thread.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import logging
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from webark.apps.replay_paths import APP_PREFIX
-from webark.apps.replay_range import ByteRange, Unsatisfiable, parse_range
+from webark.apps.replay_range import ByteRange, Unsatisfiable, if_range_allows, parse_range
 from webark.index.resolved import ResolvedCapture
 from webark.rewrite.client import client_config_script
 from webark.rewrite.css import rewrite_css_bytes
@@ -49,6 +65,16 @@ INLINE_MAX = 1 << 20
 CHUNK = 1 << 16
 #: Modifiers whose HTML gets the banner (top-level pages).
 BANNER_MODIFIERS = frozenset({"", "mp_"})
+
+#: Content-Security-Policy of every replayed response (module docstring): the replay
+#: server's own origin, inline code, data:/blob: URLs; nothing from any other host.
+REPLAY_CSP = (
+    "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob: mediastream:; "
+    "form-action 'self'"
+)
+#: Rewrites of bodies larger than INLINE_MAX running at once (module docstring).
+LARGE_REWRITES = 2
+_large_rewrites = threading.BoundedSemaphore(LARGE_REWRITES)
 
 #: Headers this module sets itself (the archived ones are dropped or prefixed).
 _FRAMING = frozenset({"content-length", "transfer-encoding", "content-encoding", "content-range"})
@@ -131,6 +157,16 @@ def _without(headers: list[tuple[str, str]], names: frozenset[str]) -> list[tupl
     return [(k, v) for k, v in headers if k.lower() not in names]
 
 
+def memento_etag(rc: ResolvedCapture) -> str:
+    """A strong entity tag for the payload of capture ``rc`` as stored: from the CDX
+    line's payload digest (a revisit's is its original's), else from the record's place
+    (file name, offset); ``"wa-<27 base32 chars>"``."""
+    line = rc.line
+    basis = line.digest if line.digest not in ("", "-") else f"{line.filename}:{line.offset}"
+    h = hashlib.sha1(basis.encode("utf-8", "surrogateescape")).digest()
+    return '"wa-' + base64.b32encode(h).decode("ascii")[:27].lower() + '"'
+
+
 def _status(code: int) -> int:
     """A status code a server may send (1xx and nonsense become 200)."""
     return code if 200 <= code <= 599 else 200
@@ -164,6 +200,7 @@ def render(
     range_header: str | None,
     banner: Banner | None,
     head_only: bool = False,
+    if_range: str | None = None,
 ) -> Rendered:
     """The response for capture ``rc`` requested as ``{prefix}{ts}{modifier}/{url}``.
 
@@ -174,6 +211,7 @@ def render(
         range_header: the request's ``Range`` (None: none, or ignored by the caller).
         banner: banner data, or None for no banner (``if_``, embeds).
         head_only: a HEAD request (no body is read when it can be avoided).
+        if_range: the request's ``If-Range`` (None: absent).
     """
     ts = rc.line.timestamp
     status = _status(rc.status)
@@ -187,7 +225,8 @@ def render(
                 (k, rewriter.rewrite(v, "id_") if k.lower() == "location" else v)
                 for k, v in headers
             ]
-        return _as_stored(rc, headers, status, stored_encoding, range_header, head_only)
+        return _as_stored(rc, headers, status, stored_encoding, range_header, head_only,
+                          if_range)  # fmt: skip
     content_type = _header(rc.headers, "Content-Type") or (
         rc.line.mime if rc.line.mime not in ("-", "warc/revisit") else ""
     )
@@ -196,7 +235,24 @@ def render(
     rewritten = kind in ("html", "css", "js") and status not in _NO_BODY
     headers = rewrite_headers(list(rc.headers), rewriter, status=status, body_rewritten=rewritten)
     if not rewritten:
-        return _as_stored(rc, headers, status, stored_encoding, range_header, head_only)
+        return _as_stored(rc, headers, status, stored_encoding, range_header, head_only,
+                          if_range)  # fmt: skip
+    large = rc.payload_length is not None and rc.payload_length > INLINE_MAX
+    if large:
+        with _large_rewrites:
+            return _rewritten(rc, url, root, modifier, banner, head_only, rewriter, headers,
+                              status, content_type, kind, stored_encoding)  # fmt: skip
+    return _rewritten(rc, url, root, modifier, banner, head_only, rewriter, headers,
+                      status, content_type, kind, stored_encoding)  # fmt: skip
+
+
+def _rewritten(
+    rc: ResolvedCapture, url: str, root: str, modifier: str, banner: Banner | None,
+    head_only: bool, rewriter: UrlRewriter, headers: list[tuple[str, str]], status: int,
+    content_type: str, kind: str, stored_encoding: str,
+) -> Rendered:  # fmt: skip
+    """The rewritten response (HTML, CSS or JS) of :func:`render`."""
+    ts = rc.line.timestamp
     raw = _read_all(rc.payload_stream())
     body = raw
     if stored_encoding and stored_encoding.lower() != "identity":
@@ -226,13 +282,21 @@ def _as_stored(
     encoding: str,
     range_header: str | None,
     head_only: bool,
+    if_range: str | None = None,
 ) -> Rendered:
-    """The payload as stored (content-coding kept), with Range support on 200s."""
+    """The payload as stored (content-coding kept), with Range support on 200s
+    (``If-Range`` checked against the ``ETag``/``Last-Modified`` sent)."""
     out = _without(headers, _FRAMING)
     if encoding:
         out.append(("Content-Encoding", encoding))
     if status in _NO_BODY:
         return Rendered(status, out)
+    etag = _header(out, "ETag")
+    if etag is None:
+        etag = memento_etag(rc)
+        out.append(("ETag", etag))
+    if not if_range_allows(if_range, etag, _header(out, "Last-Modified")):
+        range_header = None
     total = rc.payload_length
     data: bytes | None = None
     if total is None:

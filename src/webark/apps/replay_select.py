@@ -22,6 +22,17 @@ when the exact URL has no capture at all and its query has cache-busting paramet
 (``_=1507495059747``, or any parameter whose value is a 10–13 digit epoch time), the
 captures of the same path whose query is equal once such parameters are removed are
 the candidates (a prefix scan of ``path?``, at most :data:`FUZZY_SCAN` lines).
+
+**Query fallback** (narrower than pywb's default fuzzy rule): when a URL with a query
+has no capture, not even a cache-busting match, the captures of the same path
+*without any query* are the candidates, unless the path looks like a program whose
+query selects the content (``.php``, ``.asp``, ``.jsp``, ``.cgi`` …
+:data:`DYNAMIC_EXTENSIONS`, pywb's ``not_exts``). A capture with another query is never
+used (``page?v=3`` is not ``page?v=1``). This is what makes client-side pages work:
+``search.html?q=json`` of a Sphinx site (a form's GET, never crawled) is the archived
+``search.html``, whose script reads the query; likewise tracking parameters
+(``?utm_source=…``). The replay app keeps the requested URL (query included) in the
+address bar for such a match.
 """
 
 from __future__ import annotations
@@ -49,6 +60,11 @@ CANDIDATES = 50
 FUZZY_SCAN = 5000
 
 _EPOCH = re.compile(r"^\d{10,13}$")
+#: Extensions whose query selects the content: no query fallback (pywb ``not_exts``).
+DYNAMIC_EXTENSIONS = frozenset({
+    ".asp", ".aspx", ".jsp", ".jspx", ".php", ".php3", ".php4", ".php5", ".phtml", ".pl",
+    ".cgi", ".cfm", ".exe", ".dll", ".py", ".rb", ".do", ".action",
+})  # fmt: skip
 
 
 def strip_cache_busting(url: str) -> str:
@@ -95,9 +111,36 @@ def fuzzy_candidates(
         for x in closest(ctx.source, want, None, limit=limit, exclude=exclude)
         if (x.filename, x.offset) not in seen
     ]
+    return _nearest(found, timestamp, limit)
+
+
+def query_candidates(
+    ctx: ReplayContext, url: str, timestamp: str | None, *, limit: int = CANDIDATES
+) -> list[CdxLine]:
+    """Captures of ``url``'s path *without a query*, nearest first, for a URL with a
+    query that has none (module docstring, "query fallback"); [] without a query or
+    for a program path (:data:`DYNAMIC_EXTENSIONS`). Captures of the path with another
+    query are never used: ``page?v=3`` is not ``page?v=1``."""
+    base, q, _ = url.split("#", 1)[0].partition("?")
+    if not q:
+        return []
+    last = base.rsplit("/", 1)[-1]
+    dot = last.rfind(".")
+    if dot >= 0 and last[dot:].lower() in DYNAMIC_EXTENSIONS:
+        return []
+    access = ctx.access
+    exclude = access.excluded if access.rules else None
+    try:
+        return closest(ctx.source, base, timestamp, limit=limit, exclude=exclude)
+    except ValueError:
+        return []
+
+
+def _nearest(found: list[CdxLine], timestamp: str | None, limit: int) -> list[CdxLine]:
+    """``found`` nearest to ``timestamp`` first (ties to the earlier; None = latest
+    first), at most ``limit``."""
     if timestamp is None:
-        found.sort(key=lambda x: x.timestamp, reverse=True)
-        return found[:limit]
+        return sorted(found, key=lambda x: x.timestamp, reverse=True)[:limit]
     target = from_timestamp14(pad_from(timestamp)).timestamp()
 
     def distance(x: CdxLine) -> tuple[float, str]:
@@ -151,6 +194,8 @@ def select_capture(
     lines = closest(ctx.source, url, timestamp, limit=limit, exclude=exclude)
     if not lines:
         lines = fuzzy_candidates(ctx, url, timestamp, limit=limit)
+    if not lines:
+        lines = query_candidates(ctx, url, timestamp, limit=limit)
     loops: list[ResolvedCapture] = []
     failures: list[str] = []
     for line in lines:

@@ -35,6 +35,9 @@ _UNSAFE = frozenset({
     "expect-ct", "alt-svc", "clear-site-data", "nel", "report-to", "reporting-endpoints",
     "transfer-encoding", "connection", "keep-alive", "proxy-connection", "proxy-authenticate",
     "proxy-authorization", "te", "trailer", "upgrade",
+    # the replay server sends its own Date (RFC 9110 §6.6.1: one per message); two Date
+    # fields, the archived one first, made clients take the capture time as "now"
+    "date",
 })
 # Prefixed in rewriting mode as well.
 _PREFIXED_WHEN_REWRITING = _UNSAFE | frozenset({
@@ -99,7 +102,8 @@ def prefix_unsafe_headers(headers: list[tuple[str, str]], *,
                           body_length: int | None = None) -> list[tuple[str, str]]:
     """Headers for a raw (``id_``) response: kept as recorded, except those that would
     break replay, renamed ``X-Archive-Orig-<Name>``: cookies, CSP, HSTS, key pinning,
-    ``Alt-Svc``, ``Clear-Site-Data``, reporting endpoints, hop-by-hop and framing fields
+    ``Alt-Svc``, ``Clear-Site-Data``, reporting endpoints, ``Date`` (the server sends
+    its own; the capture time is in ``Memento-Datetime``), hop-by-hop and framing fields
     (``Transfer-Encoding``: the stored payload is already de-chunked) and
     ``Content-Length`` when it does not match the body sent.
 
