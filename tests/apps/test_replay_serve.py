@@ -43,6 +43,9 @@ def test_serve_replay_process(tmp_path: Path, corpus: Path) -> None:
             assert r.status_code == 200 and "<title>Internet Assigned Numbers" in r.text
             assert str(r.url) == f"{base}pywb/20140126200624/http://www.iana.org/"
             assert c.get("/_webark/client.js").status_code == 200
+            # id_: one Server field, the archived one (uvicorn adds none of its own)
+            raw = c.get("/pywb/20140126200624id_/http://www.iana.org/")
+            assert raw.headers.get_list("server") == ["Apache"]
             assert c.get("/site/2016/http://site.test/secret.html").status_code == 451
             r = c.get("/pywb/cdx", params={"url": "http://www.iana.org/", "output": "json"})
             assert r.status_code == 200 and len(r.text.splitlines()) == 3

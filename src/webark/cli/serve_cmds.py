@@ -204,6 +204,8 @@ def serve(
         "access_log": access_log,
         "timeout_graceful_shutdown": 5,
         "proxy_headers": proxy_headers,
+        # no "Server: uvicorn" beside the archived Server header of an id_ memento
+        "server_header": False,
     }
     if workers == 1:
         sock = _bind(host, port)
