@@ -75,7 +75,11 @@ SCRIPT = textwrap.dedent("""
             ok = all(h is None for h in res)
         out[name + "_per_s"] = m / (time.perf_counter() - t)
         out[name + "_ok"] = ok
-    out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM, not ru_maxrss: subprocess spawns with vfork, and at exec the kernel folds
+    # the parent's RSS (a long pytest run: hundreds of MB) into the child's ru_maxrss
+    hwm = [ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")]
+    out["maxrss_mb"] = (int(hwm[0].split()[1]) if hwm else
+                        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
     print(json.dumps(out))
 """)
 

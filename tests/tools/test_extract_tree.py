@@ -140,7 +140,7 @@ def test_cli_json_manifest(corpus: Path, tmp_path: Path) -> None:
         "timestamp": "20140103030321", "warc_date": "2014-01-03T03:03:21Z",
         "record_type": "response", "status": 200, "mime": "text/html",
         "warc_file": "example.warc.gz", "offset": 333, "original_file": "",
-        "original_offset": "", "bytes": 1270, "decoded": True,
+        "original_offset": "", "bytes": 1270, "decoded": True, "truncated": "",
     }]
 
 

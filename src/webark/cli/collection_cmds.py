@@ -96,7 +96,19 @@ def add_cmd(
 ) -> None:
     """Add WARCS to the collection at PATH and index them (one transaction per WARC).
 
-    Exit status 1 when a WARC could not be added."""
+    A WARC still being written (NAME.open) is refused: add it once the crawler has
+    closed it (or `webark warc repair` it after a crash). Exit status 1 when a WARC
+    could not be added."""
+    for w in warcs:
+        if w.endswith(".open"):
+            raise click.ClickException(
+                f"{w} is still being written (.open): add it after the crawler closes it, "
+                "or run `webark warc repair` on it if the crawler died"
+            )
+        if not os.path.isfile(w):
+            raise click.ClickException(f"{w} is not a regular file (a pipe?)")
+        if os.path.getsize(w) == 0:
+            raise click.ClickException(f"{w} is empty (0 bytes): no WARC record to add")
     coll = _open(path)
     total = sum(os.path.getsize(w) for w in warcs)
     failed = 0
@@ -148,19 +160,27 @@ def add_cmd(
     "--delete", is_flag=True, help="Also delete the collection's copy or symlink in warcs/."
 )
 def remove_cmd(path: str, warcs: tuple[str, ...], delete: bool) -> None:
-    """Remove WARCS (file names) from the index of the collection at PATH."""
+    """Remove WARCS (file names) from the index of the collection at PATH.
+
+    Exit status 1 when a name was not indexed (a typo: `webark collection ls` lists
+    the names)."""
     coll = _open(path)
+    missing = 0
     try:
         for r in coll.remove(warcs, delete=delete):
             if r.status == "removed":
                 gone = " (file deleted)" if r.deleted else ""
                 err.print(f"removed {r.name}: {r.lines} lines{gone}")
             else:
-                err.print(f"[yellow]not indexed[/] {r.name}")
+                missing += 1
+                err.print(f"[yellow]not indexed[/] {r.name} (`webark collection ls` lists "
+                          "the indexed names)")
     except IndexUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         coll.close()
+    if missing:
+        sys.exit(1)
 
 
 @collection.command("ls")

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
+import zlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -150,6 +152,11 @@ def build(
         idx = open_index(index, prefer=prefer)  # type: ignore[arg-type]
     except ValueError as e:
         raise click.ClickException(str(e)) from e
+    except sqlite3.DatabaseError as e:  # an existing file that is not an SQLite database
+        raise click.ClickException(
+            f"{index} is not a dedup index (SQLite: {e}); give a new file name or an index "
+            "made by `webark dedup build`"
+        ) from e
     reports: list[SourceReport] = []
     with idx:
         bar = None
@@ -180,6 +187,14 @@ def build(
                 except OSError as e:
                     failed += 1
                     err.print(f"[red]error[/]: {path}: {e.strerror or e}")
+                    continue
+                except (EOFError, zlib.error) as e:  # a cut or damaged .gz crawl.log/CDX
+                    failed += 1
+                    err.print(
+                        f"[red]error[/]: {path}: gzip stream damaged or cut short "
+                        f"({e or 'ends early'}); the file could not be read to the end",
+                        soft_wrap=True,
+                    )
                     continue
                 reports.append(report)
                 for s in report.problems:

@@ -4,22 +4,9 @@
 from __future__ import annotations
 
 import json
-import os
+import sys
 
 import click
-
-
-def _inputs(paths: tuple[str, ...]) -> list[str]:
-    suffixes = (".warc", ".warc.gz", ".arc", ".arc.gz", ".warc.zst")
-    out: list[str] = []
-    for p in paths:
-        if os.path.isdir(p):
-            out += sorted(
-                os.path.join(p, n) for n in os.listdir(p) if n.endswith(suffixes)
-            )
-        else:
-            out.append(p)
-    return out
 
 
 @click.command("extract")
@@ -35,30 +22,64 @@ def _inputs(paths: tuple[str, ...]) -> list[str]:
               default="csv", show_default=True,
               help="Format of OUTDIR/_webark_manifest.* (file → URL, timestamp, WARC, offset).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--progress/--no-progress", default=None,
+              help="Files written so far on stderr (default: when stderr is a terminal).")
 def extract(warcs: tuple[str, ...], outdir: str, all_captures: bool, include_revisits: bool,
-            manifest_format: str, as_json: bool) -> None:
+            manifest_format: str, as_json: bool, progress: bool | None) -> None:
     """Write the payload of each capture in WARCS (files or folders of WARC/ARC files)
     to OUTDIR/HOST/PATH: 2xx responses and resource records, the latest capture per URL
     unless --all-captures; directory-like URLs become index.html, the query goes after
     '@', Content-Encoding is decoded. File names are made safe (no '..', no reserved
     characters, length limits, case-insensitive collisions get ~N) and nothing is ever
     written outside OUTDIR (symlinks in OUTDIR are not followed).
-    """
-    from webark.tools.extract import UnsafeOutput
-    from webark.tools.extract import extract as run
 
+    Files are written under a temporary name and renamed when complete; the manifest
+    is written last. A payload cut short (WARC-Truncated, or a cut file) is written
+    and flagged in the manifest's "truncated" column. A file given twice is read once;
+    a collection folder gives the WARCs its index holds. Exit status: 0; 1 when an
+    input had broken records (listed on stderr with file @ offset; the rest is
+    extracted) or on an error (with --json, stdout then holds {"error": …}); 2 for
+    usage errors; 130 when interrupted (no manifest is written).
+    """
+    from webark.cli.user_io import StatusLine, fail, unique_regular_files
+    from webark.index.collection import CollectionError
+    from webark.tools.extract import PARTIAL_PREFIX, UnsafeOutput
+    from webark.tools.extract import extract as run
+    from webark.tools.stats import archive_inputs
+
+    given = unique_regular_files(warcs, what="WARC/ARC file", as_json=as_json, dirs_ok=True)
     try:
-        report = run(_inputs(warcs), outdir, all_captures=all_captures,
+        files = archive_inputs(given)
+    except (OSError, CollectionError) as e:
+        fail(str(e), as_json=as_json)
+    if not files:
+        fail(f"no WARC/ARC files found in {', '.join(warcs)} (looked for *.warc, "
+             "*.warc.gz, *.warc.zst, *.arc, *.arc.gz)", as_json=as_json)
+    status = StatusLine(sys.stderr.isatty() if progress is None else progress)
+    try:
+        report = run(files, outdir, all_captures=all_captures,
                      include_revisits=include_revisits,
-                     manifest_format=manifest_format)  # type: ignore[arg-type]
+                     manifest_format=manifest_format,  # type: ignore[arg-type]
+                     progress=lambda done, planned: status.show(
+                         f"{done:,} of {planned:,} files written", force=done == planned))
+        status.done()
     except (UnsafeOutput, OSError) as e:
-        raise click.ClickException(str(e)) from e
+        fail(str(e), as_json=as_json)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: {outdir} is incomplete and has no manifest (files being "
+                   f"written were left as {PARTIAL_PREFIX}* or removed); run again to "
+                   "finish", err=True)
+        raise SystemExit(130) from None
     for p in report.problems:
         click.echo(p, err=True)
     if as_json:
         click.echo(json.dumps(vars(report), indent=2))
-        return
-    skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())) or "none"
-    click.echo(f"{report.files} files, {report.bytes} bytes from {report.records} records "
-               f"({report.not_decoded} not decodable, kept as stored); skipped: {skipped}")
-    click.echo(f"manifest: {report.manifest}")
+    else:
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())) or "none"
+        truncated = f", {report.truncated} truncated" if report.truncated else ""
+        click.echo(f"{report.files} files, {report.bytes} bytes from {report.records} "
+                   f"records ({report.not_decoded} not decodable, kept as stored"
+                   f"{truncated}); skipped: {skipped}")
+        click.echo(f"manifest: {report.manifest}")
+    if report.problems:
+        sys.exit(1)

@@ -21,7 +21,20 @@ ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".warc.zst")
 
 
 def _inputs(paths: tuple[str, ...]) -> Iterator[str]:
-    """Files as given; directories walked (sorted) for (W)ARC files."""
+    """Files as given; directories walked (sorted) for (W)ARC files. A file reached
+    twice (same path after resolving links) is indexed once, with a warning: its lines
+    would otherwise be in the index twice."""
+    seen: set[str] = set()
+    for f in _walk(paths):
+        key = os.path.realpath(f)
+        if key in seen:
+            click.echo(f"warning: {f} given twice: indexed once", err=True)
+            continue
+        seen.add(key)
+        yield f
+
+
+def _walk(paths: tuple[str, ...]) -> Iterator[str]:
     for p in paths:
         if os.path.isdir(p):
             for root, dirs, files in os.walk(p):
@@ -169,7 +182,9 @@ def index(
     Broken records are reported on stderr (file @ offset: reason) and skipped; the
     rest of the file is still indexed. Exit status: 0, also when records were
     skipped; 1 when an input could not be read at all (missing, unreadable, or not a
-    WARC/ARC file: no record and an error); 2 for usage errors.
+    WARC/ARC file: no record and an error) or no input file was found; 2 for usage
+    errors. With -o, the index is written as FILE.part and renamed when complete (an
+    interrupted run leaves no FILE). A file given twice is indexed once.
     """
     files = list(_inputs(warcs))
     sizes: dict[str, int] = {}
@@ -193,9 +208,24 @@ def index(
         progress = sys.stderr.isatty() and (output is not None or not sys.stdout.isatty())
     verbose = logging.getLogger().getEffectiveLevel() <= logging.INFO
     failed = 0
+    if not files:
+        raise click.ClickException(
+            f"no WARC/ARC files found in {', '.join(warcs)} (looked for *.warc, *.warc.gz, "
+            "*.warc.zst, *.arc, *.arc.gz)"
+        )
+    if output and os.path.realpath(output) in {os.path.realpath(f) for f in files}:
+        raise click.BadParameter(f"{output} is also an input: it would be overwritten",
+                                 param_hint="-o")
     out: IO[bytes]
-    out = open(output, "wb") if output else sys.stdout.buffer  # noqa: SIM115
+    # -o FILE is written as FILE.part and renamed at the end: an interrupted run
+    # (Ctrl-C) leaves no cut index under the final name
+    part = f"{output}.part" if output else None
+    try:
+        out = open(part, "wb") if part else sys.stdout.buffer  # noqa: SIM115
+    except OSError as e:
+        raise click.ClickException(f"cannot write {output}: {e.strerror or e}") from e
     held: list[str] = []
+    complete = False
     try:
         first = header(fmt)  # type: ignore[arg-type]
         if first:
@@ -214,10 +244,16 @@ def index(
                 out.write(
                     "".join(f"{s}\n" for s in held[i : i + 4096]).encode("utf-8", "surrogateescape")
                 )
+        complete = True
     finally:
-        out.flush()
-        if output:
+        if part:
             out.close()
+            if complete:
+                os.replace(part, str(output))
+            else:
+                os.unlink(part)
+        else:
+            out.flush()
     if failed:
         raise SystemExit(1)
 
@@ -256,6 +292,9 @@ def _index_one(
 def _emit(chunk: TextChunk, out: IO[bytes], held: list[str] | None) -> None:
     if held is not None:
         held.extend(chunk.lines)
+        return
+    if chunk.data is not None:  # encoded by a worker process
+        out.write(chunk.data)
         return
     lines = chunk.lines
     for i in range(0, len(lines), 4096):

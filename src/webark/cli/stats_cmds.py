@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 
 import click
@@ -20,28 +22,58 @@ def stats(inputs: tuple[str, ...], as_json: bool, html_path: str | None, top: in
     captures, URLs, hosts, bytes stored (compressed records) against bytes represented
     (payloads, revisits at their original's size: the dedup savings), per MIME type,
     per year and per harvest (warcinfo isPartOf, else the WARC name prefix), and the
-    revisit ratio.
+    revisit ratio. A file given twice is counted once.
+
+    Broken records are listed on stderr (file @ offset) and in the JSON "problems".
+    Exit status: 0; 1 when an input had broken records (the statistics cover what
+    could be read) or on an error (with --json, stdout then holds {"error": …}); 2
+    for usage errors.
     """
+    from webark.cli.user_io import fail, unique_regular_files
+    from webark.index.collection import CollectionError
     from webark.tools.stats import archive_inputs, archive_stats
 
-    files = archive_inputs(inputs)
+    given = unique_regular_files(inputs, what="WARC/ARC file", as_json=as_json, dirs_ok=True)
+    try:
+        files = archive_inputs(given)
+    except (OSError, CollectionError) as e:
+        fail(str(e), as_json=as_json)
     if not files:
-        raise click.ClickException("no WARC/ARC files found in the inputs")
+        fail(f"no WARC/ARC files found in {', '.join(inputs)} (looked for "
+             "*.warc, *.warc.gz, *.warc.zst, *.arc, *.arc.gz)", as_json=as_json)
     try:
         result = archive_stats(files)
     except OSError as e:
-        raise click.ClickException(str(e)) from e
+        fail(str(e), as_json=as_json)
     for p in result.problems:
         click.echo(p, err=True)
     if html_path:
         from webark.tools.stats_html import render_html
 
-        with open(html_path, "w", encoding="utf-8") as f:
-            f.write(render_html(result))
+        try:
+            _write_atomically(html_path, render_html(result))
+        except OSError as e:
+            fail(f"cannot write the HTML page {html_path}: {e.strerror or e}", as_json=as_json)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
-        return
-    _print_tables(result, top)
+    else:
+        _print_tables(result, top)
+    if result.problems:
+        sys.exit(1)
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through ``path.part`` and a rename: an interrupted
+    run leaves no half page under the final name."""
+    part = path + ".part"
+    try:
+        with open(part, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(part, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        raise
 
 
 def _print_tables(result: object, top: int) -> None:

@@ -44,10 +44,12 @@ be parsed are reported with ``file:line`` and the conversion goes on.
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import hashlib
 import os
+import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from webark import __version__
@@ -71,6 +73,10 @@ MAX_PROBLEMS = 1000
 """Malformed lines kept (with their messages) in a report; all are counted."""
 
 DEFAULT_PREFIX = "CRAWLLOG-REVISITS"
+
+INCOMPLETE_SUFFIX = ".incomplete"
+"""Added to the WARCs of a conversion that was interrupted or failed part-way (the
+records in them are whole, but lines after them were not converted)."""
 
 _REFERS = ("WARC-Refers-To-Target-URI", "WARC-Refers-To-Date")
 
@@ -146,6 +152,27 @@ class ConversionReport:
         return out
 
 
+def read_crawl_log(path: str) -> Iterator[tuple[int, CrawlLogLine | CrawlLogError]]:
+    """:func:`~webark.crawllog.iter_crawl_log`, with a damaged or cut gzip stream (a
+    ``crawl.log.gz`` copied while Heritrix was still writing it) reported as one last
+    :class:`CrawlLogError` naming the line after the last one read, instead of an
+    ``EOFError`` that would end the conversion with no message. The lines before the
+    damage are yielded as usual."""
+    last = 0
+    try:
+        for number, item in iter_crawl_log(path):
+            last = number
+            yield number, item
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+        reason = str(e) or "compressed stream ends early"
+        yield last + 1, CrawlLogError(
+            f"gzip stream damaged or cut short after line {last} ({reason}): the rest of "
+            "the file cannot be read",
+            path=path,
+            line_number=last + 1,
+        )
+
+
 def _sha1_and_size(path: str) -> tuple[str, int]:
     h = hashlib.sha1()
     size = 0
@@ -165,7 +192,7 @@ def survey_crawl_log(path: str | os.PathLike[str]) -> LogSurvey:
     p = os.fspath(path)
     sha1, size = _sha1_and_size(p)
     survey = LogSurvey(p, sha1, size)
-    for _, item in iter_crawl_log(p):
+    for _, item in read_crawl_log(p):
         survey.lines += 1
         if isinstance(item, CrawlLogError):
             survey.malformed += 1
@@ -324,6 +351,9 @@ def convert_crawl_logs(
     Raises:
         OSError: a crawl.log cannot be read or a WARC cannot be written.
         IndexUnavailable: the index cannot be read.
+        KeyboardInterrupt: passed on; as for any error raised while writing, the WARCs
+            written so far are closed and renamed ``NAME.warc.gz.incomplete``
+            (:data:`INCOMPLETE_SUFFIX`) so that no partial conversion looks finished.
     """
     report = ConversionReport()
     report.logs = [survey_crawl_log(p) for p in paths]
@@ -339,15 +369,24 @@ def convert_crawl_logs(
         max_size=max_size,
         warcinfo=warcinfo_for(report.logs, index_name),
     )
-    with writer:
+    try:
         for survey in report.logs:
             _convert_one(writer, survey.path, finder, metadata, report, progress)
+    except BaseException:
+        # interrupted (Ctrl-C) or failed: what was written is a valid WARC, but not the
+        # whole conversion; it must not look finished, so it is renamed NAME.incomplete
+        writer.close()
+        for p in writer.paths:
+            if os.path.exists(p):
+                os.replace(p, p + INCOMPLETE_SUFFIX)
+        raise
+    writer.close()
     report.warcs = list(writer.paths)
     return report
 
 
 def _collect_problems(report: ConversionReport, path: str) -> None:
-    for _, item in iter_crawl_log(path):
+    for _, item in read_crawl_log(path):
         if isinstance(item, CrawlLogError):
             report.problem(str(item))
 
@@ -360,7 +399,7 @@ def _convert_one(
     report: ConversionReport,
     progress: Progress | None,
 ) -> None:
-    for n, (number, item) in enumerate(iter_crawl_log(path), start=1):
+    for n, (number, item) in enumerate(read_crawl_log(path), start=1):
         if progress is not None and n % 1000 == 0:
             progress(path, n)
         if isinstance(item, CrawlLogError):

@@ -102,11 +102,40 @@ def sorted_cdx_with_digests(path: str | os.PathLike[str],
         OSError: the file cannot be read or the side index written.
     """
     p = os.fspath(path)
+    check_cdx_text(p)
     if os.path.exists(p + DIGEST_SUFFIX):
         return SortedCdxFile(p)
     side = os.path.join(os.fspath(workdir), os.path.basename(p) + DIGEST_SUFFIX)
-    build_digest_index(p, side)
+    try:
+        build_digest_index(p, side)
+    except (UnicodeError, ValueError) as e:
+        raise NotACdxFile(f"{p}: not a CDX/CDXJ index ({e})") from e
     return SortedCdxFile(p, digest_index=side)
+
+
+class NotACdxFile(IndexUnavailable):
+    """The file given as a CDX/CDXJ index is something else (a WARC, a gzipped CDX,
+    binary data): the message names it and says what to give instead."""
+
+
+def check_cdx_text(path: str) -> None:
+    """Look at the first 4 KiB of ``path``: a plain-text CDX/CDXJ index is needed.
+
+    Raises:
+        NotACdxFile: gzip data (a WARC or a ``.cdx.gz``), a WARC/ARC file, or NUL
+            bytes.
+        OSError: the file cannot be read.
+    """
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if head[:2] == b"\x1f\x8b":
+        raise NotACdxFile(f"{path}: gzip data, not a plain CDX/CDXJ index (a WARC? "
+                          "index it with `webark index --sort`; a .cdx.gz: gunzip it)")
+    if head.startswith((b"WARC/", b"filedesc://")):
+        raise NotACdxFile(f"{path}: a WARC/ARC file, not a CDX/CDXJ index (index it with "
+                          "`webark index --sort -o FILE.cdxj`)")
+    if b"\0" in head:
+        raise NotACdxFile(f"{path}: binary data, not a CDX/CDXJ index")
 
 
 class OriginalFinder:

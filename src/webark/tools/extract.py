@@ -25,16 +25,21 @@ Safety: paths are built from components that cannot contain ``/``, ``\\``, NUL, 
 ``..``; every folder is opened relative to its parent's descriptor with ``O_NOFOLLOW``
 and every file created with ``O_NOFOLLOW | O_EXCL``, so neither a hostile URL nor a
 symlink planted in ``DIR`` can make the extractor write outside ``DIR``
-(:class:`UnsafeOutput` is raised instead).
+(:class:`UnsafeOutput` is raised instead). Each file is written as
+``_webark_partial_PID_N`` and renamed when complete, and the manifest is written last,
+so an interrupted run leaves no cut file under a final name and no manifest.
 
 The manifest ``DIR/_webark_manifest.csv`` (or ``.json``) maps each file to its URL,
 14-digit timestamp, WARC-Date, record type, HTTP status, MIME type, source (W)ARC file
 and record offset (for a revisit: the revisit's own file and offset, and the
-original's in ``original_file``/``original_offset``).
+original's in ``original_file``/``original_offset``), and ``truncated``: why a payload
+is incomplete (``WARC-Truncated`` value, or ``file-ends-early`` for a block cut short),
+empty when it is whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import io
@@ -61,10 +66,13 @@ from webark.warc.record import WarcRecord
 log = logging.getLogger(__name__)
 
 MANIFEST_NAME = RESERVED_PREFIX + "_manifest"
+PARTIAL_PREFIX = RESERVED_PREFIX + "_partial_"
+"""Name prefix of a file being written (renamed when complete; left only by a crash)."""
 ManifestFormat = Literal["csv", "json"]
 MANIFEST_FIELDS = (
     "file", "url", "timestamp", "warc_date", "record_type", "status", "mime",
     "warc_file", "offset", "original_file", "original_offset", "bytes", "decoded",
+    "truncated",
 )
 
 _CHUNK = 1 << 20
@@ -129,6 +137,9 @@ class ExtractReport:
         not_decoded: files written as stored because their Content-Encoding did not
             decode.
         problems: reader problems (broken records) and write problems, as text.
+        truncated: files written from records whose payload is incomplete
+            (``WARC-Truncated``, or a block cut short); the manifest's ``truncated``
+            column says why.
         manifest: path of the manifest written.
     """
 
@@ -139,6 +150,7 @@ class ExtractReport:
     skipped: dict[str, int] = field(default_factory=dict)
     not_decoded: int = 0
     problems: list[str] = field(default_factory=list)
+    truncated: int = 0
     manifest: str = ""
 
     def skip(self, reason: str) -> None:
@@ -212,6 +224,7 @@ class CaptureSurvey:
 
     def add_file(self, path: str) -> None:
         reader = ArchiveReader(path)
+        before = self.report.records
         for rec in reader:
             self.report.records += 1
             rtype = rec.type
@@ -235,7 +248,10 @@ class CaptureSurvey:
             if cap.digest and cap.digest not in self.originals:
                 self.originals[cap.digest] = (path, rec.offset, cap.mime)
             self._keep(cap)
-        self.report.problems += [str(p) for p in reader.problems if p.severity == "error"]
+        errors = [str(p) for p in reader.problems if p.severity == "error"]
+        if self.report.records == before and not errors:
+            errors.append(f"{path} @ 0: error: no WARC or ARC record found (empty file?)")
+        self.report.problems += errors
 
     def finish(self) -> list[Capture]:
         """Resolve revisits against the originals seen, then return every kept capture,
@@ -341,13 +357,21 @@ class TreeWriter:
         if os.path.islink(self.root):
             raise UnsafeOutput(f"output folder {self.root} is a symlink")
         self._root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        self._temp = 0
 
     def close(self) -> None:
         os.close(self._root_fd)
 
-    def open(self, parts: Sequence[str]) -> BinaryIO:
+    @contextlib.contextmanager
+    def open(self, parts: Sequence[str]) -> Iterator[BinaryIO]:
         """Create ``root/parts…`` for writing (replacing a regular file of that name
-        from an earlier run, never a symlink)."""
+        from an earlier run, never a symlink), as a context manager.
+
+        The bytes go to a temporary ``_webark_partial_N`` file beside the target (a name
+        no URL maps to), renamed to the target only when the ``with`` block ends
+        without an error: an interrupted run (Ctrl-C, full disk) never leaves a cut
+        file under a name that looks finished.
+        """
         for p in parts:
             if not p or p in (".", "..") or "/" in p or "\0" in p:
                 raise UnsafeOutput(f"unsafe path component {p!r}")
@@ -362,15 +386,24 @@ class TreeWriter:
                 st = os.lstat(name, dir_fd=fd)
             except FileNotFoundError:
                 st = None
-            if st is not None:
-                if not stat.S_ISREG(st.st_mode):
-                    raise UnsafeOutput(
-                        f"{'/'.join(parts)} exists and is not a regular file (symlink?)"
-                    )
-                os.unlink(name, dir_fd=fd)
-            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+            if st is not None and not stat.S_ISREG(st.st_mode):
+                raise UnsafeOutput(
+                    f"{'/'.join(parts)} exists and is not a regular file (symlink?)"
+                )
+            self._temp += 1
+            temp = f"{PARTIAL_PREFIX}{os.getpid()}_{self._temp}"
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=fd)
+            out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                           0o644, dir_fd=fd)
-            return os.fdopen(out, "wb")
+            try:
+                with os.fdopen(out, "wb") as f:
+                    yield f
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=fd)
+                raise
+            os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
         finally:
             for d in opened:
                 os.close(d)
@@ -441,6 +474,7 @@ def extract(
     try:
         for source, offsets in _by_source(planned).items():
             for rec in _iter_needed(source, offsets):
+                cut = truncation(rec)
                 for cap in offsets[rec.offset]:
                     stream, decoded = _payload(rec)
                     with stream, tree.open(cap.path) as out:
@@ -451,7 +485,14 @@ def extract(
                     report.files += 1
                     report.bytes += n
                     report.not_decoded += not decoded
-                    rows.append(_row(cap, n, decoded))
+                    if cut:
+                        report.truncated += 1
+                        report.problems.append(
+                            f"{cap.source_file} @ {cap.source_offset}: payload of {cap.url} "
+                            f"is incomplete ({cut}); written as {'/'.join(cap.path)}, "
+                            "flagged in the manifest's truncated column"
+                        )
+                    rows.append(_row(cap, n, decoded, cut))
                     if progress is not None:
                         progress(report.files, len(planned))
         rows.sort(key=lambda r: str(r["file"]))
@@ -461,7 +502,21 @@ def extract(
     return report
 
 
-def _row(cap: Capture, size: int, decoded: bool) -> dict[str, object]:
+def truncation(rec: WarcRecord) -> str:
+    """Why ``rec``'s payload is incomplete, or ``""``: its ``WARC-Truncated`` value
+    (WARC 1.1 §5.13: ``length``, ``time``, ``disconnect``, ``unspecified``), else
+    ``file-ends-early`` when the block holds fewer bytes than its Content-Length (a
+    cut file, as :mod:`webark.warc.convert` marks it)."""
+    value = rec.headers.get("WARC-Truncated")
+    if value:
+        return value
+    declared = rec.headers.content_length
+    if declared is not None and declared > rec.block.size:
+        return "file-ends-early"
+    return ""
+
+
+def _row(cap: Capture, size: int, decoded: bool, cut: str = "") -> dict[str, object]:
     revisit = cap.record_type == "revisit"
     return {
         "file": "/".join(cap.path),
@@ -477,6 +532,7 @@ def _row(cap: Capture, size: int, decoded: bool) -> dict[str, object]:
         "original_offset": cap.source_offset if revisit else "",
         "bytes": size,
         "decoded": decoded,
+        "truncated": cut,
     }
 
 

@@ -224,6 +224,7 @@ class StatsCollector:
         s.file_bytes += os.path.getsize(p)
         harvest = harvest_of_name(p)
         reader = ArchiveReader(p)
+        n = 0
         for n, rec in enumerate(reader, start=1):
             if progress is not None and n % 10_000 == 0:
                 progress(n)
@@ -239,6 +240,8 @@ class StatsCollector:
                 continue
             self._capture(rec, url, stored, harvest)
         s.problems += [str(x) for x in reader.problems if x.severity == "error"]
+        if n == 0 and not any(x.severity == "error" for x in reader.problems):
+            s.problems.append(f"{p} @ 0: error: no WARC or ARC record found (empty file?)")
 
     def _capture(self, rec: WarcRecord, url: str, stored: int, harvest: str) -> None:
         s = self.stats
@@ -286,22 +289,63 @@ class StatsCollector:
         return s
 
 
+def collection_warcs(root: str | os.PathLike[str]) -> list[str]:
+    """The (W)ARC files a collection folder indexes, where they are: each name its
+    index holds, found through ``locations.loc``, ``warcs/`` and the configured
+    locations (so WARCs added ``--in-place`` count, and a copy left in ``warcs/`` after
+    ``collection remove`` does not).
+
+    Raises:
+        FileNotFoundError: an indexed WARC is nowhere to be found (the message names
+            it and where it was looked for).
+        CollectionError: the folder is not a readable collection.
+    """
+    from webark.index.collection import Collection
+
+    out: list[str] = []
+    with Collection.open(root) as coll:
+        resolver = coll.resolver()
+        for f in coll.indexed():
+            tried = resolver.candidates(f.name)
+            found = next((c for c in tried if os.path.isfile(c)), None)
+            if found is None:
+                raise FileNotFoundError(
+                    f"collection {os.fspath(root)}: indexed WARC {f.name} not found "
+                    f"(looked at {', '.join(tried) or 'no location'})"
+                )
+            out.append(found)
+    return out
+
+
 def archive_inputs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """(W)ARC files from ``paths``: files as given; a folder's archive files (by
-    suffix, sorted, recursively); a collection folder (``collection.toml``) gives its
-    ``warcs/`` folder."""
+    suffix, sorted, recursively); a collection folder (``collection.toml``) gives the
+    WARCs its index holds (:func:`collection_warcs`). A file reached twice (given
+    twice, or also inside a given folder) is listed once, where first reached.
+
+    Raises:
+        FileNotFoundError, CollectionError: see :func:`collection_warcs`.
+    """
     out: list[str] = []
     for given in paths:
         p = os.fspath(given)
         if os.path.isdir(p):
-            root = os.path.join(p, "warcs") if os.path.exists(
-                os.path.join(p, "collection.toml")) else p
-            for d, dirs, names in os.walk(root):
+            if os.path.exists(os.path.join(p, "collection.toml")):
+                out += collection_warcs(p)
+                continue
+            for d, dirs, names in os.walk(p):
                 dirs.sort()
                 out += [os.path.join(d, n) for n in sorted(names) if n.endswith(ARCHIVE_SUFFIXES)]
         else:
             out.append(p)
-    return out
+    seen: set[str] = set()
+    unique: list[str] = []
+    for f in out:
+        key = os.path.realpath(f)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique
 
 
 def archive_stats(paths: Iterable[str | os.PathLike[str]]) -> ArchiveStats:

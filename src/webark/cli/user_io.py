@@ -1,0 +1,97 @@
+"""What the post-acquisition commands (``extract``, ``stats``, ``crawllog to-warc``)
+share in talking to their user:
+
+* :func:`fail`: an error that, with ``--json``, also prints ``{"error": MESSAGE,
+  "exit_status": 1}`` on stdout (the message goes to stderr as usual, ``Error: …``,
+  exit status 1), so that a script reading stdout always gets valid JSON;
+* :func:`unique_regular_files`: inputs checked before any work (missing, folder,
+  pipe) and the same file given twice read once;
+* :class:`StatusLine`: ``--progress`` on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from typing import NoReturn
+
+import click
+
+
+def fail(message: str, *, as_json: bool) -> NoReturn:
+    """Stop the command with ``message`` (exit status 1).
+
+    Raises:
+        click.ClickException: always (click prints ``Error: message`` on stderr).
+    """
+    if as_json:
+        click.echo(json.dumps({"error": message, "exit_status": 1}))
+    raise click.ClickException(message)
+
+
+def unique_regular_files(
+    paths: Iterable[str], *, what: str, as_json: bool, dirs_ok: bool = False
+) -> list[str]:
+    """``paths`` without repeats (the same file given twice, by any name, is read
+    once; a warning says so), each checked to be a regular file.
+
+    Args:
+        paths: file paths as given.
+        what: what the files are, for messages (``"crawl.log"``, ``"WARC/ARC file"``).
+        as_json: report errors as JSON too (:func:`fail`).
+        dirs_ok: folders are passed through (the command walks them).
+
+    Raises:
+        click.ClickException: a path is missing, a directory, or not a regular file
+            (a FIFO or ``<(…)`` process substitution: the tools read their inputs
+            more than once).
+    """
+    seen: dict[tuple[int, int], str] = {}
+    out: list[str] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError as e:
+            fail(f"{p}: cannot read {what}: {e.strerror or e}", as_json=as_json)
+        if dirs_ok and os.path.isdir(p):
+            out.append(p)
+            continue
+        if not os.path.isfile(p):
+            kind = "is a directory" if os.path.isdir(p) else "is not a regular file (a pipe?)"
+            fail(f"{p} {kind}: give a {what} saved as a file (inputs are read more than "
+                 "once)", as_json=as_json)
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            click.echo(f"warning: {p} is the same file as {seen[key]}: read once", err=True)
+            continue
+        seen[key] = p
+        out.append(p)
+    return out
+
+
+class StatusLine:
+    """A one-line progress report on stderr, rewritten in place (``\\r``) at most every
+    0.2 s, ended with a newline by :meth:`done`; silent when ``enabled`` is False.
+    Used by ``webark extract`` and ``webark crawllog to-warc`` (``--progress``)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self._last = 0.0
+        self._shown = False
+
+    def show(self, text: str, *, force: bool = False) -> None:
+        import time
+
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.2:
+            return
+        self._last = now
+        self._shown = True
+        click.echo(f"\r{text}\x1b[K", err=True, nl=False)
+
+    def done(self) -> None:
+        if self.enabled and self._shown:
+            click.echo("", err=True)

@@ -1,0 +1,110 @@
+"""`webark index`, `webark collection` and `webark dedup build` used the way an
+archivist would, with inputs that go wrong: an -o in a missing folder or equal to an
+input, the same WARC twice, an empty folder, a WARC still being written (.open), a
+typo in `collection remove`, a dedup INDEX that is not SQLite, a cut crawl.log.gz."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from webark.cli.main import cli
+from webark.index.collection import Collection
+
+PYWB = "pywb/warcs"
+
+
+def test_index_output_in_missing_folder(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "no-such-dir" / "all.cdxj"
+    res = CliRunner().invoke(cli, ["index", "-o", str(out), str(corpus / PYWB / "example.warc.gz")])
+    assert res.exit_code == 1
+    assert not isinstance(res.exception, FileNotFoundError)  # before: a traceback
+    assert f"cannot write {out}: No such file or directory" in res.output
+
+
+def test_index_same_file_twice_once(corpus: Path, tmp_path: Path) -> None:
+    warc = corpus / PYWB / "iana.warc.gz"
+    one, two = tmp_path / "one.cdxj", tmp_path / "two.cdxj"
+    assert CliRunner().invoke(cli, ["index", "-o", str(one), str(warc)]).exit_code == 0
+    res = CliRunner().invoke(cli, ["index", "-o", str(two), str(warc), str(warc)])
+    assert res.exit_code == 0, res.output
+    # before: 342 lines, each capture twice
+    assert two.read_bytes() == one.read_bytes()
+    assert len(one.read_bytes().splitlines()) == 171
+    assert f"warning: {warc} given twice: indexed once" in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.cdxj", "two.cdxj"]  # no .part
+
+
+def test_index_output_that_is_an_input_is_refused(corpus: Path, tmp_path: Path) -> None:
+    warc = tmp_path / "example.warc.gz"
+    data = (corpus / PYWB / "example.warc.gz").read_bytes()
+    warc.write_bytes(data)
+    res = CliRunner().invoke(cli, ["index", "-o", str(warc), str(warc)])
+    assert res.exit_code == 2
+    assert "is also an input" in res.output
+    assert warc.read_bytes() == data  # before: the WARC was truncated to its index
+
+
+def test_index_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    res = CliRunner().invoke(cli, ["index", "-o", str(tmp_path / "x.cdxj"), str(tmp_path / "d")])
+    assert res.exit_code == 1  # before: 0 and an empty index
+    assert "no WARC/ARC files found" in res.output
+    assert not (tmp_path / "x.cdxj").exists()
+
+
+def test_collection_refuses_open_warc(corpus: Path, tmp_path: Path) -> None:
+    live = tmp_path / "crawl-00000.warc.gz.open"
+    live.write_bytes((corpus / PYWB / "example.warc.gz").read_bytes())
+    Collection.init(tmp_path / "coll").close()
+    res = CliRunner().invoke(cli, ["collection", "add", str(tmp_path / "coll"), str(live)])
+    assert res.exit_code == 1  # before: copied and indexed while being written
+    assert "is still being written (.open)" in res.output
+    assert list((tmp_path / "coll" / "warcs").iterdir()) == []
+
+
+def test_collection_remove_typo_exit_1(corpus: Path, tmp_path: Path) -> None:
+    coll = Collection.init(tmp_path / "coll")
+    list(coll.add([corpus / PYWB / "example.warc.gz"]))
+    coll.close()
+    res = CliRunner().invoke(cli, ["collection", "remove", str(tmp_path / "coll"),
+                                   "exmaple.warc.gz"])
+    assert res.exit_code == 1  # before: 0
+    assert "not indexed exmaple.warc.gz" in res.output
+    with Collection.open(tmp_path / "coll") as c:
+        assert [f.name for f in c.indexed()] == ["example.warc.gz"]
+
+
+def test_dedup_index_not_sqlite(corpus: Path, tmp_path: Path) -> None:
+    not_db = tmp_path / "originals.sqlite"
+    data = (corpus / PYWB / "example.warc.gz").read_bytes()
+    not_db.write_bytes(data)
+    res = CliRunner().invoke(cli, ["dedup", "build", str(not_db), "-w",
+                                   str(corpus / PYWB / "iana.warc.gz")])
+    assert res.exit_code == 1
+    assert res.exception is None or isinstance(res.exception, SystemExit)  # no traceback
+    assert f"{not_db} is not a dedup index" in res.output
+    assert not_db.read_bytes() == data
+
+
+def test_dedup_cut_gzip_crawl_log(corpus: Path, tmp_path: Path) -> None:
+    log = tmp_path / "crawl.log.gz"
+    text = (corpus / "crawllog/netarchivesuite/crawl-9.log").read_bytes()
+    log.write_bytes(gzip.compress(text)[:5000])
+    res = CliRunner().invoke(cli, ["dedup", "build", str(tmp_path / "d.sqlite"), "-l", str(log)])
+    assert res.exit_code == 1
+    assert "Aborted" not in res.output  # before: click's "Aborted!" and nothing else
+    assert f"{log}: gzip stream damaged or cut short" in res.output
+
+
+def test_collection_refuses_empty_file(tmp_path: Path) -> None:
+    empty = tmp_path / "crawl-00001.warc.gz"
+    empty.write_bytes(b"")
+    Collection.init(tmp_path / "coll").close()
+    res = CliRunner().invoke(cli, ["collection", "add", str(tmp_path / "coll"), str(empty)])
+    assert res.exit_code == 1  # before: "indexed crawl-00001.warc.gz: 0 lines", exit 0
+    assert "is empty (0 bytes)" in res.output
+    with Collection.open(tmp_path / "coll") as c:
+        assert c.indexed() == []
