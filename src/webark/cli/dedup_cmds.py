@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from webark.crawllog.parse import CUT_GZIP
 from webark.dedup.build import SourceKind, SourceReport, load
 from webark.dedup.policy import DedupPolicy
 from webark.dedup.sqlite_dedup import open_index
@@ -231,5 +232,6 @@ def build(
         err.print(summary, markup=False, soft_wrap=True)
     else:
         click.echo(summary)
-    if failed:
-        sys.exit(1)
+    cut = [r for r in reports if any(s.message.startswith(CUT_GZIP) for s in r.problems)]
+    if failed or cut:
+        sys.exit(1)  # an input could not be read to the end (bad lines alone: exit 0)

@@ -29,6 +29,7 @@ import gzip
 import json
 import logging
 import re
+import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from os import PathLike
@@ -357,7 +358,13 @@ def iter_crawl_log(
     offset = 0
     with _open(path) as fh:
         compressed = isinstance(fh, gzip.GzipFile)
-        for number, raw in enumerate(fh, start=1):
+        lines = _lines_until_damage(fh)
+        for number, raw in enumerate(lines, start=1):
+            if raw is None:  # the gzip stream ends early or is damaged
+                yield number, CrawlLogError(
+                    f"{CUT_GZIP} after line {number - 1} "
+                    "(the lines before it were read)", path=name, line_number=number)
+                return
             start = offset
             offset += len(raw)
             text = _decode(raw).rstrip("\r\n")
@@ -370,6 +377,20 @@ def iter_crawl_log(
                 yield number, parse_line(text)
             except CrawlLogError as e:
                 yield number, e.located(name, number, None if compressed else start)
+
+
+#: Start of the reason of the error :func:`iter_crawl_log` yields last for a crawl.log.gz
+#: that ends early or is damaged (callers treat that file as not read to the end).
+CUT_GZIP: Final = "gzip stream damaged or cut short"
+
+
+def _lines_until_damage(fh: IO[bytes] | gzip.GzipFile) -> Iterator[bytes | None]:
+    """The lines of ``fh``, then None if decompression fails (a crawl.log.gz copied
+    while Heritrix was still writing it, or damaged): the lines before are kept."""
+    try:
+        yield from fh
+    except (EOFError, zlib.error, gzip.BadGzipFile):
+        yield None
 
 
 def read_crawl_log(path: str | PathLike[str]) -> list[CrawlLogLine]:
