@@ -35,10 +35,11 @@ import hashlib
 import itertools
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
+from webark.cdx.formats import _SAFE_JSON, _q
 from webark.cdx.line import CdxLine
 from webark.cdx.post import FOLDED_METHODS, append_method_query, canonical_body_query
 from webark.core.timestamps import w3c_to_timestamp14
@@ -310,7 +311,9 @@ def _arc_fields(rec: WarcRecord) -> tuple[str, str]:
 class _Entry:
     """A line being built, with what pairing needs (mutable until frozen)."""
 
-    __slots__ = ("emit", "extra", "head", "head_done", "line", "payload_at", "rec", "rtype", "url")
+    __slots__ = (
+        "emit", "extra", "head", "head_done", "line", "payload_at", "rec", "rtype", "text", "url"
+    )
 
     def __init__(
         self, rec: WarcRecord, rtype: str, url: str | None, line: CdxLine | None, emit: bool
@@ -324,6 +327,7 @@ class _Entry:
         self.head_done = False
         self.payload_at = 0
         self.extra: dict[str, str] = {}
+        self.text: str | None = None  # the CDXJ line, when written directly (text mode)
 
 
 class _Indexer:
@@ -360,6 +364,9 @@ class _Indexer:
         self.extra_fields = [n for n in names if _FIELD_OUT.get(n, n) not in _STANDARD]
         self.pairing = o.needs_pairing
         self.unaddressable = False
+        # text mode (set by _text_lines): response records go straight to CDXJ text
+        self.text_responses = False  # response and revisit records
+        self.quoted_filename = ""
 
     # -- selection --------------------------------------------------------------------
     def selected(self, rec: WarcRecord, rtype: str) -> bool:
@@ -590,6 +597,124 @@ class _Indexer:
             surt=surt,
         )
 
+    def enable_text(self, fmt: str, fields: tuple[str, ...] | None) -> bool:
+        """Switch on direct CDXJ text for response and revisit records when
+        ``fmt``/``fields``/the
+        options make that line exactly ``format_cdxj(build(e))`` with no extra field:
+        cdxj-indexer compat, default JSON keys, no extra field, key or ng option.
+        Returns whether it is on (lines are then ``str`` or :class:`CdxLine`)."""
+        o = self.o
+        self.text_responses = (
+            fmt == "cdxj"
+            and fields is None
+            and not self.pywb
+            and not self.extra_fields
+            and not (o.scope_keys or o.revisit_refs or o.redirects or o.minimal)
+        )
+        fn = self.filename
+        self.quoted_filename = "" if not fn or fn == "-" else ', "filename": ' + _q(fn)
+        return self.text_responses
+
+    def response_text(self, e: _Entry) -> str | None:
+        """The CDXJ line of a WARC response or revisit record, byte for byte
+        ``format_cdxj(self.build(e))``, or None when :meth:`build` must decide (no
+        offset, an ARC record, no usable date: problems are reported there)."""
+        rec = e.rec
+        off = rec.offset
+        length = rec.length
+        if off < 0 or length < 0 or rec.version[:3] == "ARC":
+            return None
+        h = rec.headers
+        ts = _timestamp(h.get("warc-date"))
+        if ts is None:
+            return None
+        url = e.url
+        if e.rtype == "revisit":
+            # build(): MIME warc/revisit, status from the HTTP head, no computed digest
+            head = self.head(e)
+            status = (head.status() or "-") if head is not None else "-"
+            return self._cdxj(url, "warc/revisit", status, h.get("warc-payload-digest") or "-",
+                              ts, off, length)
+        block = rec.block
+        mime = status = "-"
+        data = block.read_all() if block.in_memory and url and url[:4] == "http" else b""
+        i = data.find(b"\r\n\r\n")
+        if i > 0 and url.startswith(("http:", "https:")):  # type: ignore[union-attr]
+            # the usual HTTP head (CRLF lines): what _read_head + _Head give, inline
+            if data.find(b"\n\n", 0, i) >= 0 or data.find(b"\n\r\n", 0, i) >= 0:
+                head = self.head(e)
+                if head is not None:
+                    ct = head.get(b"content-type")
+                    mime = _mime_cdxj(ct) if ct else "-"
+                    status = head.status() or "-"
+            else:
+                raw = data[:i].rstrip(b"\r\n")
+                nl = raw.find(b"\n")
+                first = (raw if nl < 0 else raw[:nl]).rstrip()
+                if b" " in first.lstrip() or (nl >= 0 and raw.find(b":", nl) >= 0):
+                    j = raw.lower().find(b"\ncontent-type:")
+                    if j >= 0:
+                        j += 14
+                        k = raw.find(b"\n", j)
+                        v = (raw[j:] if k < 0 else raw[j:k]).strip()
+                        try:
+                            ct = v.decode("utf-8")
+                        except UnicodeDecodeError:
+                            ct = v.decode("latin-1")
+                        if ct:
+                            mime = _mime_cdxj(ct)
+                    code = first.partition(b" ")[2].strip().partition(b" ")[0]
+                    if code.isascii():
+                        status = code.decode("ascii") or "-"
+                    else:
+                        status = _Head(raw, i + 4).status() or "-"
+        else:
+            head = self.head(e)
+            if head is not None:
+                ct = head.get(b"content-type")
+                mime = _mime_cdxj(ct) if ct else "-"
+                status = head.status() or "-"
+        digest = h.get("warc-payload-digest") or "sha1:" + self.computed_digest(e)
+        return self._cdxj(url, mime, status, digest, ts, off, length)
+
+    def _cdxj(
+        self, url: str | None, mime: str, status: str, digest: str, ts: str, off: int, length: int
+    ) -> str:
+        """``format_cdxj`` of the line build() makes from these values (no extra field)."""
+        if url:
+            if " " in url:
+                url = url.replace(" ", "%20")
+            key = cdx_key(url)
+        else:
+            url = key = "-"
+        off += self.base
+        if (
+            url != "-"
+            and mime != "-"
+            and status != "-"
+            and digest != "-"
+            and off >= 0
+            and _SAFE_JSON.match(url + mime + status + digest)
+        ):
+            return (
+                f'{key} {ts} {{"url": "{url}", "mime": "{mime}", "status": "{status}", '
+                f'"digest": "{digest}", "length": "{length}", "offset": "{off}"'
+                f"{self.quoted_filename}}}"
+            )
+        parts = []
+        if url != "-":
+            parts.append('"url": ' + _q(url))
+        if mime != "-":
+            parts.append('"mime": ' + _q(mime))
+        if status != "-":
+            parts.append('"status": ' + _q(status))
+        if digest != "-":
+            parts.append('"digest": ' + _q(digest))
+        parts.append(f'"length": "{length}"')
+        if off >= 0:
+            parts.append(f'"offset": "{off}"')
+        return f"{key} {ts} {{{', '.join(parts)}{self.quoted_filename}}}"
+
     def computed_digest(self, e: _Entry) -> str:
         """SHA-1 (Base32) of the raw payload: the block after the HTTP head, not
         de-chunked (both peers hash warcio's raw stream), or the whole block."""
@@ -707,29 +832,53 @@ class _Indexer:
             resp.line = replace(resp.line, extra=extra)
 
     # -- loops ------------------------------------------------------------------------------
-    def run(self, records: Iterable[WarcRecord]) -> Iterator[CdxLine]:
+    def run(self, records: Iterable[WarcRecord]) -> Iterator[CdxLine | str]:
+        """The lines of ``records``: :class:`CdxLine` s, and in text mode
+        (:meth:`enable_text`) CDXJ ``str`` lines for response and revisit records."""
         if self.pairing:
             yield from self._run_paired(records)
             return
         selected, build = self.selected, self.build
+        text = self.response_text if self.text_responses else None
         for rec in records:
             rtype = rec.type
             if selected(rec, rtype):
-                line = build(_Entry(rec, rtype, rec.headers.target_uri, None, True))
+                e = _Entry(rec, rtype, rec.headers.target_uri, None, True)
+                if text is not None and (rtype == "response" or rtype == "revisit"):
+                    t = text(e)
+                    if t is not None:
+                        yield t
+                        continue
+                line = build(e)
                 if line is not None:
                     yield line
 
     def _entry(self, rec: WarcRecord, rtype: str, emit: bool) -> _Entry:
         e = _Entry(rec, rtype, rec.headers.target_uri, None, emit)
         if emit:
+            if self.text_responses and (rtype == "response" or rtype == "revisit"):
+                e.text = self.response_text(e)
+                if e.text is not None:
+                    return e
             e.line = self.build(e)
             if e.line is None:
                 e.emit = False
         return e
 
-    def _finish(self, e: _Entry) -> Iterator[CdxLine]:
+    def _as_line(self, e: _Entry) -> None:
+        """Turn a text-mode entry back into a :class:`CdxLine` (before folding)."""
+        if e.text is not None:
+            e.text = None
+            e.line = self.build(e)
+            if e.line is None:
+                e.emit = False
+
+    def _finish(self, e: _Entry) -> CdxLine | str | None:
+        """The entry's final line (or text), None when it writes none."""
+        if e.text is not None:
+            return e.text
         if not e.emit or e.line is None:
-            return
+            return None
         line = e.line
         if e.extra and self.extra_fields:
             # cdxj-indexer's key order: the fields in order, then the post-append keys
@@ -744,33 +893,38 @@ class _Indexer:
             for k, v in line.extra.items():
                 out.setdefault(k, v)
             line = replace(line, extra=out)
-        yield line
+        return line
 
-    def _run_paired(self, records: Iterable[WarcRecord]) -> Iterator[CdxLine]:
+    def _run_paired(self, records: Iterable[WarcRecord]) -> Iterator[CdxLine | str]:
         prev: _Entry | None = None
+        pywb, finish, entry, selected, pair = (
+            self.pywb, self._finish, self._entry, self.selected, self._pair
+        )
         for rec in records:
             rtype = rec.type
-            if self.pywb and not self.pywb_stream(rec, rtype):
+            if pywb and not self.pywb_stream(rec, rtype):
                 continue
-            e = self._entry(rec, rtype, self.selected(rec, rtype))
+            e = entry(rec, rtype, selected(rec, rtype))
             if rtype == "request":
                 self.request_fields(e, e)
-            if prev is not None and self._pair(prev, e):
-                yield from self._finish(prev)
-                yield from self._finish(e)
+            if prev is not None and pair(prev, e):
+                if (out := finish(prev)) is not None:
+                    yield out
+                if (out := finish(e)) is not None:
+                    yield out
                 prev = None
                 continue
-            if prev is not None:
-                yield from self._finish(prev)
+            if prev is not None and (out := finish(prev)) is not None:
+                yield out
             prev = e
-        if prev is not None:
-            yield from self._finish(prev)
+        if prev is not None and (out := finish(prev)) is not None:
+            yield out
 
     def _pair(self, a: _Entry, b: _Entry) -> bool:
         """pywb ``join_request_records`` / cdxj-indexer ``concur_req_resp``."""
-        ha, hb = a.rec.headers, b.rec.headers
-        if ha.target_uri != hb.target_uri:
+        if a.url != b.url:  # the records' target URIs
             return False
+        ha, hb = a.rec.headers, b.rec.headers
         if hb.get("warc-concurrent-to") != ha.get("warc-record-id"):
             return False
         ta, tb = a.rtype, b.rtype
@@ -792,6 +946,8 @@ class _Indexer:
                 return True
             self.request_fields(req, resp)
         if self.o.post_append and self.head(req) is not None:
+            self._as_line(req)
+            self._as_line(resp)
             self.fold(req, resp)
         return True
 
@@ -825,7 +981,8 @@ def index_records(
     ``cdxj_indexer/main.py`` (see module docstring); CDX field meanings from the
     IA CDX file format.
     """
-    yield from _Indexer(filename, options or IndexOptions(), problems, offset_base).run(records)
+    ix = _Indexer(filename, options or IndexOptions(), problems, offset_base)
+    yield from cast("Iterator[CdxLine]", ix.run(records))  # not in text mode: all CdxLine
 
 
 class FileIndex:
@@ -912,6 +1069,20 @@ class FileIndex:
             self.lines += 1
             yield line
 
+    def text_lines(self, fmt: str = "cdxj", fields: tuple[str, ...] | None = None) -> Iterator[str]:
+        """The lines as text: ``formatter(fmt, fields)(line)`` for every line of
+        ``iter(self)``, in order, without a line end. Response and revisit records of
+        plain CDXJ output are written without building a :class:`CdxLine` (a few µs
+        less per record, see bench/README.md); the text is the same."""
+        from webark.cdx.formats import formatter
+
+        write = formatter(fmt, fields)  # type: ignore[arg-type]
+        ix = _Indexer(self.filename, self.options, self.indexer_problems, self.offset_base)
+        ix.enable_text(fmt, fields)
+        for item in ix.run(self._records()):
+            self.lines += 1
+            yield item if type(item) is str else write(item)  # type: ignore[arg-type]
+
 
 def index_file(path: str | os.PathLike[str], options: IndexOptions | None = None) -> FileIndex:
     """Index one (W)ARC file: ``for line in index_file("x.warc.gz"): …``.
@@ -930,7 +1101,10 @@ def index_file(path: str | os.PathLike[str], options: IndexOptions | None = None
 # it cleanly (first record at its start, last
 # record ending at its end, no error or warning problem), otherwise the file is indexed
 # sequentially from the first untrusted range on. The output is therefore the same as
-# :func:`index_file`'s. See docs/cdx-ng.md ("Speed").
+# :func:`index_file`'s. See docs/cdx-ng.md ("Speed"). This process indexes ranges too
+# (the first one, so its lines are written while the others finish) and the others are
+# plain ``os.fork`` children that pickle their chunks to temporary files: no
+# multiprocessing import, pool threads or result pipes (see bench/README.md, index.py).
 
 CHUNK_BYTES = 64 * 1024 * 1024
 """Largest byte range given to one worker (several ranges per worker show progress and
@@ -943,22 +1117,80 @@ _GZIP_MAGIC = b"\x1f\x8b\x08"
 _SCAN = 1 << 20
 
 
-@dataclass(slots=True)
 class TextChunk:
     """Formatted lines of a part of a file, in file order.
 
     Attributes:
-        lines: the lines, without line ends.
+        lines: the lines, without line ends (``list[str]``).
         problems: problems found in that part (file name and offsets as in the file).
         records: records read.
         start, end: the byte range of the file covered.
+
+    A chunk made by a worker process holds its lines already encoded (:meth:`encoded`),
+    so the process that writes them neither unpickles nor encodes them again;
+    ``lines`` is then decoded from those bytes when first asked for.
     """
 
-    lines: list[str]
-    problems: list[Problem]
-    records: int
-    start: int
-    end: int
+    __slots__ = ("_data", "_lines", "end", "problems", "records", "start")
+
+    def __init__(
+        self,
+        lines: list[str] | None,
+        problems: list[Problem],
+        records: int,
+        start: int,
+        end: int,
+        data: bytes | None = None,
+    ):
+        self._lines = lines
+        self._data = data
+        self.problems = problems
+        self.records = records
+        self.start = start
+        self.end = end
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            text = (self._data or b"").decode("utf-8", "surrogateescape")
+            self._lines = text.split("\n")[:-1]
+        return self._lines
+
+    @property
+    def data(self) -> bytes | None:
+        """The encoded lines (:meth:`encoded`) if the chunk holds them, else None."""
+        return self._data
+
+    def encoded(self) -> bytes:
+        """The lines as written to a file: each followed by ``\\n``, UTF-8 (bytes that
+        were not UTF-8 in the WARC, kept as surrogate escapes, written back as they were).
+
+        Raises:
+            UnicodeEncodeError: a line holds a lone surrogate of another origin.
+        """
+        if self._data is None:
+            self._data = "".join(f"{s}\n" for s in self.lines).encode("utf-8", "surrogateescape")
+        return self._data
+
+    def pack(self) -> None:
+        """Keep only the encoded form (before pickling: about half the work for the
+        receiver), unless a line holds a line end (``lines`` could not be split back)
+        or cannot be encoded."""
+        lines = self._lines
+        if lines is None:
+            return
+        try:
+            data = self.encoded()
+        except UnicodeEncodeError:
+            return
+        if data.count(b"\n") == len(lines):
+            self._lines = None
+
+    def __getstate__(self) -> tuple[object, ...]:
+        return (self._lines, self._data, self.problems, self.records, self.start, self.end)
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        (self._lines, self._data, self.problems, self.records, self.start, self.end) = state  # type: ignore[assignment]
 
 
 def _record_head_gzip(f: int, pos: int, size: int) -> tuple[bytes, int] | None:
@@ -1093,14 +1325,6 @@ def _walk_from(fd: int, pos: int, size: int, gz: bool) -> int | None:
     return None
 
 
-_progress_slots: object = None
-
-
-def _init_worker(slots: object) -> None:
-    global _progress_slots
-    _progress_slots = slots
-
-
 def _index_range(
     path: str,
     start: int,
@@ -1110,20 +1334,22 @@ def _index_range(
     fmt: str,
     fields: tuple[str, ...] | None,
     filename: str,
+    slots: memoryview | None = None,
+    tick: Callable[[], None] | None = None,
 ) -> tuple[TextChunk, bool]:
-    """Worker: index ``path[start:end]``; returns the chunk and whether it is clean."""
-    from webark.cdx.formats import formatter
-
-    write = formatter(fmt, fields)  # type: ignore[arg-type]
+    """Index ``path[start:end]``; returns the chunk and whether it is clean. Every 256
+    lines the bytes done are written to ``slots[slot]`` and ``tick`` is called."""
     n = end - start
     fi = FileIndex(path, options, filename=filename, start=start, end=end)
     lines: list[str] = []
     append = lines.append
-    slots = _progress_slots
-    for i, line in enumerate(fi):
-        append(write(line))
-        if slots is not None and not i & 255:
-            slots[slot] = max(line.offset - start, 0)  # type: ignore[index]
+    for i, text in enumerate(fi.text_lines(fmt, fields)):
+        append(text)
+        if not i & 255:
+            if slots is not None:
+                slots[slot] = max(fi.last_offset - start, 0)
+            if tick is not None:
+                tick()
     last_offset, last_length = fi.last_offset, fi.last_length
     problems = fi.problems
     clean = (
@@ -1136,8 +1362,116 @@ def _index_range(
         gz = fi.reader.compression == "gzip"
         clean = tail == 0 if gz else 0 <= tail <= 4096
     if slots is not None:
-        slots[slot] = n  # type: ignore[index]
+        slots[slot] = n
     return TextChunk(lines, problems, fi.records_read, start, end), clean
+
+
+def _child_ranges(
+    mine: list[int],
+    ranges: list[tuple[int, int]],
+    tmp: str,
+    done_w: int,
+    args: tuple[str, IndexOptions, str, tuple[str, ...] | None, str],
+    slots: memoryview,
+) -> None:
+    """Forked worker: index the ranges ``mine``; each result is pickled to
+    ``tmp/<range>`` and announced by one byte on ``done_w`` (a failure pickles None)."""
+    import pickle
+
+    path, options, fmt, fields, filename = args
+    for i in mine:
+        a, b = ranges[i]
+        try:
+            result: object = _index_range(path, a, b, i, options, fmt, fields, filename, slots)
+            result[0].pack()  # type: ignore[index]
+        except Exception:  # an ARC range (ValueError), … : the parent reads it itself
+            result = None
+        with open(os.path.join(tmp, str(i)), "wb") as f:
+            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.write(done_w, b".")
+        if result is None:
+            return
+
+
+def _parallel(
+    path: str,
+    ranges: list[tuple[int, int]],
+    jobs: int,
+    args: tuple[str, IndexOptions, str, tuple[str, ...] | None, str],
+    progress: Callable[[int], None] | None,
+) -> Generator[tuple[int, TextChunk | None, bool], None, None]:
+    """``(range index, chunk, clean)`` for every range, in order (chunk None: the worker
+    failed). Range ``i`` is indexed by process ``i % jobs``: this process takes
+    ``0, jobs, …`` (so the first lines are ready without waiting for a worker), ``jobs -
+    1`` forked children the others. Children pickle their chunks to files in a
+    temporary directory (no pipe to drain while this process works) and are killed if
+    the caller stops early."""
+    import mmap
+    import pickle
+    import shutil
+    import signal
+    import tempfile
+
+    shared = mmap.mmap(-1, 8 * len(ranges))  # anonymous, MAP_SHARED: seen by children
+    slots = memoryview(shared).cast("q")
+    tmp = tempfile.mkdtemp(prefix="webark-index-")
+    kids: dict[int, tuple[int, int]] = {}  # worker number → (pid, read end of its pipe)
+
+    def tick() -> None:
+        if progress is not None:
+            progress(sum(slots))
+
+    try:
+        for k in range(1, jobs):
+            mine = list(range(k, len(ranges), jobs))
+            if not mine:
+                break
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # child: never returns into the caller's frames
+                code = 0
+                try:
+                    os.close(r)
+                    _child_ranges(mine, ranges, tmp, w, args, slots)
+                except BaseException:
+                    code = 1
+                finally:
+                    os._exit(code)
+            os.close(w)
+            kids[k] = (pid, r)
+        for i, (a, b) in enumerate(ranges):
+            k = i % jobs
+            if k == 0 or k not in kids:
+                try:
+                    chunk, clean = _index_range(path, a, b, i, *args[1:], slots, tick)
+                except Exception:
+                    yield i, None, False
+                    return
+                tick()
+                yield i, chunk, clean
+                continue
+            if os.read(kids[k][1], 1) != b".":  # the worker died
+                yield i, None, False
+                return
+            with open(os.path.join(tmp, str(i)), "rb") as f:
+                got = pickle.load(f)
+            os.unlink(os.path.join(tmp, str(i)))
+            tick()
+            if got is None:
+                yield i, None, False
+                return
+            yield i, got[0], got[1]
+    finally:
+        for pid, r in kids.values():
+            with contextlib.suppress(OSError):
+                os.close(r)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)  # done already, or no longer needed
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        shutil.rmtree(tmp, ignore_errors=True)
+        slots.release()
+        shared.close()
 
 
 def index_file_text(
@@ -1154,8 +1488,8 @@ def index_file_text(
         path: the file.
         options: :class:`IndexOptions` (default: cdxj-indexer's defaults).
         fmt: ``cdxj``, ``cdx11``, ``cdx9`` or ``ng`` (:mod:`webark.cdx.formats`).
-        jobs: processes to use; files smaller than :data:`PARALLEL_MIN_BYTES`, ARC,
-            zstd and whole-file gzip files use one.
+        jobs: processes to use (this one and ``jobs - 1`` forked ones); files smaller
+            than :data:`PARALLEL_MIN_BYTES`, ARC, zstd and whole-file gzip files use one.
         progress: called (in this process) with the bytes of the file done so far.
 
     Yields:
@@ -1174,45 +1508,24 @@ def index_file_text(
     fields = opts.output_fields
     filename = opts.file_name(p)
     points = None
-    if jobs > 1 and size >= PARALLEL_MIN_BYTES:
+    if jobs > 1 and size >= PARALLEL_MIN_BYTES and hasattr(os, "fork"):
         parts = max(jobs, -(-size // CHUNK_BYTES))
         parts = -(-parts // jobs) * jobs
         points = split_points(p, parts)
     if points is None:
         yield from _sequential(p, opts, fmt, filename, progress, 0)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    ctx = multiprocessing.get_context("fork")
     ranges = list(itertools.pairwise(points))
-    slots = ctx.Array("q", len(ranges), lock=False)
-    with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(slots,)
-    ) as pool:
-        futures = [
-            pool.submit(_index_range, p, a, b, i, opts, fmt, fields, filename)
-            for i, (a, b) in enumerate(ranges)
-        ]
-        for i, fut in enumerate(futures):
-            while True:
-                try:
-                    chunk, clean = fut.result(timeout=0.1)
-                    break
-                except TimeoutError:
-                    if progress is not None:
-                        progress(sum(slots))
-                except Exception:  # a worker failed (an ARC range: ValueError, …): one process
-                    chunk, clean = TextChunk([], [], 0, 0, 0), False
-                    break
-            if not clean:
-                for f in futures[i + 1 :]:
-                    f.cancel()
+    results = _parallel(p, ranges, jobs, (p, opts, fmt, fields, filename), progress)
+    try:
+        for i, chunk, clean in results:
+            if chunk is None or not clean:
+                results.close()  # stop the workers before reading the rest here
                 yield from _sequential(p, opts, fmt, filename, progress, ranges[i][0])
                 return
-            if progress is not None:
-                progress(max(sum(slots), chunk.end))
             yield chunk
+    finally:
+        results.close()
 
 
 def _sequential(
@@ -1227,16 +1540,22 @@ def _sequential(
     ``skip_before`` are dropped (they were produced by clean parallel ranges)."""
     from webark.cdx.formats import formatter
 
-    write = formatter(fmt, options.output_fields)  # type: ignore[arg-type]
+    fields = options.output_fields
     fi = FileIndex(path, options, filename=filename)
     lines: list[str] = []
     start = skip_before
     last = skip_before
-    for i, line in enumerate(fi):
-        if line.offset >= skip_before or line.offset < 0:
-            lines.append(write(line))
+    texts: Iterator[tuple[int, str]]
+    if skip_before > 0:
+        write = formatter(fmt, fields)  # type: ignore[arg-type]
+        texts = ((line.offset, write(line)) for line in fi)
+    else:
+        texts = ((0, text) for text in fi.text_lines(fmt, fields))
+    for i, (offset, text) in enumerate(texts):
+        if offset >= skip_before or offset < 0:
+            lines.append(text)
         if not i & 255:
-            last = max(line.offset, last)
+            last = max(fi.last_offset if skip_before == 0 else offset, last)
             if progress is not None:
                 progress(last)
             if len(lines) >= 65536:

@@ -25,7 +25,14 @@ import re
 from functools import lru_cache
 from typing import overload
 
-from webark.url.canon import _google, _ia, _parse, _to_bytes
+from webark.url.canon import (
+    _alpha_reorder_query,
+    _google,
+    _ia,
+    _parse,
+    _strip_query_session_id,
+    _to_bytes,
+)
 from webark.url.normalize import normalize
 
 __all__ = ["cdx_key", "host_to_surt", "surt_form", "to_scope_surt"]
@@ -88,6 +95,49 @@ def _cdx_key_bytes(
     return out
 
 
+# An http(s) URL on which every canonicalization step but lowercasing, ``www``
+# removal, the trailing-slash cut and the query sort is a no-op: a name host (ASCII,
+# no empty label, no port, no userinfo), a path and query of characters that are
+# neither escaped nor unescaped (no ``%``, no space, ASCII only), no fragment.
+_SIMPLE_URL = re.compile(
+    r"(https?)://([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)"
+    r"((?:/[A-Za-z0-9\-._~!$&'*+,;=:@/]*)?)(?:\?([A-Za-z0-9\-._~!$&'*+,;=:@/?]+))?"
+)
+_WWW_N_STR = re.compile(r"www\d*\.")
+
+
+def _simple_cdx_key(url: str) -> str | None:
+    """The default CDX key of a :data:`_SIMPLE_URL` URL without the general pipeline
+    (about 5x faster), or None when the URL needs it. Same result as
+    ``_cdx_key_bytes(url, False, False, True, True)`` (tested on every URL of the
+    corpus in tests/url)."""
+    m = _SIMPLE_URL.fullmatch(url)
+    if m is None:
+        return None
+    _scheme, host, path, query = m.groups()
+    if host[-1].isdigit() or "//" in path or "/." in path:
+        return None  # maybe an IPv4 form; path with segments to resolve
+    host = host.lower()
+    if host[:3] == "www":
+        www = _WWW_N_STR.match(host)
+        if www is not None:
+            host = host[www.end() :]
+    labels = host.split(".")
+    labels.reverse()
+    if path:
+        path = path.lower()
+        if len(path) > 1 and path[-1] == "/":
+            path = path[:-1]
+    else:
+        path = "/"
+    key = ",".join(labels) + ")" + path
+    if query:
+        q = _alpha_reorder_query(_strip_query_session_id(query.encode("ascii")).lower())
+        if q:
+            key += "?" + q.decode("ascii")
+    return key
+
+
 @lru_cache(maxsize=1 << 16)
 def _cdx_key_cached(
     url: str | bytes,
@@ -100,6 +150,10 @@ def _cdx_key_cached(
         return _cdx_key_bytes(url, with_scheme, trailing_comma, host_massage, reverse_ipaddr)
     if url.startswith("filedesc"):
         return url
+    if host_massage and reverse_ipaddr and not (with_scheme or trailing_comma):
+        simple = _simple_cdx_key(url)
+        if simple is not None:
+            return simple
     key = _cdx_key_bytes(_to_bytes(url), with_scheme, trailing_comma, host_massage, reverse_ipaddr)
     # the key is ASCII: every part of it has been percent-encoded
     return key.decode("utf-8", "surrogateescape")

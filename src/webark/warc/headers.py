@@ -60,15 +60,25 @@ class WarcHeaders:
     def _idx(self) -> dict[str, str]:
         idx = self._index
         if idx is None:
-            idx = {}
-            for name, value in self.fields:
-                idx.setdefault(name.lower(), value)
-            self._index = idx
+            # lowercased name → first value (the last write wins, so go backwards)
+            idx = self._index = {name.lower(): value for name, value in reversed(self.fields)}
         return idx
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        """First value of ``name`` (case-insensitive), or ``default``."""
-        return self._idx().get(name.lower(), default)
+        """First value of ``name`` (case-insensitive), or ``default``.
+
+        Lowercase names (what the indexer passes) are looked up without a ``lower()``."""
+        idx = self._index
+        if idx is None:
+            idx = self._idx()
+        v = idx.get(name)
+        if v is None:
+            if name.islower():
+                return default
+            v = idx.get(name.lower())
+            if v is None:
+                return default
+        return v
 
     def __getitem__(self, name: str) -> str:
         v = self._idx().get(name.lower())
@@ -138,19 +148,19 @@ class WarcHeaders:
     # -- typed standard fields ------------------------------------------------------
     @property
     def record_type(self) -> str | None:
-        v = self.get("WARC-Type")
+        v = self.get("warc-type")
         return v.strip().lower() if v is not None else None
 
     @property
     def record_id(self) -> str | None:
-        return self.get("WARC-Record-ID")
+        return self.get("warc-record-id")
 
     @property
     def target_uri(self) -> str | None:
         """WARC-Target-URI with the ``<…>`` that wget 1.14–1.19 wrote stripped, and bytes
         that are not UTF-8 (surrogate escapes, see :meth:`to_bytes`) percent-encoded:
         ``caf\\xe9`` → ``caf%E9``, the URI a browser would have sent for them."""
-        v = self.get("WARC-Target-URI")
+        v = self.get("warc-target-uri")
         if v is None:
             return None
         v = v.strip()
@@ -162,12 +172,12 @@ class WarcHeaders:
 
     @property
     def date_str(self) -> str | None:
-        return self.get("WARC-Date")
+        return self.get("warc-date")
 
     @property
     def date(self) -> datetime | None:
         """WARC-Date as an aware UTC datetime, or None when absent or unparseable."""
-        v = self.get("WARC-Date")
+        v = self.get("warc-date")
         if v is None:
             return None
         try:

@@ -21,14 +21,13 @@ import mmap
 import os
 import zlib
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import zstandard
 from fastwarc.warc import ArchiveIterator as FastIterator
 from fastwarc.warc import WarcHeader, WarcRecordType
 
 from webark.warc.arc import ArcStop, iter_arc, looks_like_arc
-from webark.warc.framing import CarefulReader
 from webark.warc.headers import WarcHeaders
 from webark.warc.record import SPOOL_LIMIT, Block, Problem, WarcRecord
 from webark.warc.streams import (
@@ -38,6 +37,9 @@ from webark.warc.streams import (
     read_zstd_dictionary,
     zstd_dictionary,
 )
+
+if TYPE_CHECKING:
+    from webark.warc.framing import CarefulReader
 
 _HEAD_PROBE = 1 << 16
 """Bytes read at the start of a file to detect its compression (past NUL bytes)."""
@@ -126,6 +128,9 @@ class ArchiveReader:
             # frames compressed with the file's dictionary (stored at its start)
             zdict = read_zstd_dictionary(f)
         f.seek(base)
+        # imported here: files the fast path reads whole never load it (~3 ms of start-up)
+        from webark.warc.framing import CarefulReader
+
         reader = CarefulReader(f, self.path, self.compression, base=base, end=self.end)
         if zdict is not None:
             reader.stream.use_dictionary(zdict)
@@ -287,14 +292,19 @@ class _FileView:
     Uncompressed files make three checks per record, so they use an mmap (one slice per
     check; pages already read are released every 64 MiB so that the resident size does
     not grow with the file). Compressed files make one 5-byte check per record and use
-    ``os.pread``: an mmap would touch every page and count the whole file as resident."""
+    ``os.pread`` of a 64 KiB window (one call serves the checks of the records in it, a
+    few µs less per record): an mmap would touch every page and count the whole file as
+    resident."""
 
     RELEASE_EVERY = 64 << 20
+    WINDOW = 1 << 16
 
     def __init__(self, fd: int, size: int, use_mmap: bool = True):
         self.fd = fd
         self.mm: mmap.mmap | None = None
         self._released = 0
+        self._buf = b""
+        self._buf_at = 0
         if size > 0 and use_mmap:
             try:
                 self.mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
@@ -312,7 +322,12 @@ class _FileView:
             if start - self._released > self.RELEASE_EVERY:
                 self._release(start)
             return mm[start:stop]
-        return os.pread(self.fd, stop - start, start)
+        i = start - self._buf_at
+        if i < 0 or stop - self._buf_at > len(self._buf):
+            self._buf = os.pread(self.fd, max(stop - start, self.WINDOW), start)
+            self._buf_at = start
+            i = 0
+        return self._buf[i : i + stop - start]
 
     def _release(self, upto: int) -> None:
         assert self.mm is not None
@@ -417,6 +432,8 @@ def read_record_at(path: str | os.PathLike[str], offset: int) -> WarcRecord:
         if offset != 0:
             compression = detect_compression(f.read(8))
             f.seek(offset)
+        from webark.warc.framing import CarefulReader
+
         reader = CarefulReader(f, p, compression, base=offset, window_over=WINDOW_OVER)
         if zdict is not None and compression == "zstd":
             # frames compressed with the file's dictionary cannot be read without it
