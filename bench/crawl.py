@@ -18,6 +18,9 @@ Tools (each run a fresh child under ``/usr/bin/time -v``, fresh output folder):
           contact, allow_private, min_delay 0, max_delay 0, delay_factor 0,
           dedup true, scope {max_trans_hops: 0}; WARC, digests, crawl.log and reports
           on (their defaults). Politeness off, robots.txt obeyed (one 404 fetch).
+          Link extraction runs in webark's default worker processes (2 on 2 CPUs).
+  webark-inproc  (only with ``--tools``) the same with WEBARK_EXTRACT_PROCESSES=0:
+          link extraction in the crawler's own process, no pipelining.
 
 Figures (median run by wall time, per tool):
   wall s     spawn-to-exit wall time of the child (what BASELINE.md reports for wget)
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -149,10 +153,16 @@ def run_one(tool: str, work: Path) -> dict:
         job = out / "job.yaml"
         job.write_text(JOB_YAML.format(seed=SEED, job_dir=out / "job"))
         argv = [str(WEBARK), "crawl", "--no-progress", str(job)]
+    env = dict(os.environ)
+    if tool == "webark-inproc":
+        env["WEBARK_EXTRACT_PROCESSES"] = "0"
     with open(out / "stdout.log", "wb") as so:
         t0 = time.perf_counter()
         p = subprocess.run(
-            ["/usr/bin/time", "-v", "-o", str(tfile), *argv], stdout=so, stderr=subprocess.STDOUT
+            ["/usr/bin/time", "-v", "-o", str(tfile), *argv],
+            stdout=so,
+            stderr=subprocess.STDOUT,
+            env=env,
         )
         wall = time.perf_counter() - t0
     tv = parse_time_v(tfile)
@@ -176,7 +186,7 @@ def run_one(tool: str, work: Path) -> dict:
         "warc_gz_bytes": sum(w.stat().st_size for w in warcs),
         **scan,
     }
-    if tool == "webark":
+    if tool.startswith("webark"):
         log_lines = (out / "job" / "logs" / "crawl.log").read_text().splitlines()
         r["crawl_log_lines"] = len(log_lines)
         rep = json.loads((out / "job" / "reports" / "crawl-report.json").read_text())

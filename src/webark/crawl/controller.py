@@ -34,6 +34,24 @@ What each worker does with a URI (Heritrix 3's processor chain, much simplified)
    retry the URI), then :meth:`Frontier.finished` sets the queue's politeness delay
    ``clamp(delay_factor × fetch time, min_delay, max_delay)``, raised to Crawl-delay.
 
+**Pipelining.** Link extraction runs in worker processes
+(:class:`~webark.crawl.extract.pool.ExtractPool`, ``extract_processes``, default
+:func:`~webark.crawl.extract.pool.default_processes`; environment
+``WEBARK_EXTRACT_PROCESSES`` overrides it, 0 = in-process). When a fetch got a final
+answer (not one the frontier would retry) and its queue has no politeness delay to wait
+(``min_delay`` 0 and a delay factor × fetch time of 0, no Crawl-delay), the worker
+calls :meth:`Frontier.release` right after the fetch: the queue may serve its next URI
+at once, so the next fetch from the host overlaps the extraction of this one (still one
+request at a time per host). A queue with a delay is held until the URI is finished, as
+in Heritrix (its delay counts from there); extraction still runs in the pool, so other
+hosts' work goes on meanwhile. Steps 4–6 then run in a background task once the links
+are back, one URI at a time and in the order the fetches ended (``_FinishOrder``), and
+the URI stays *in flight* in the frontier until step 6: a ``kill -9`` before that puts
+it back in its queue, so "no URI lost, none fetched twice except those in flight" still
+holds, with up to ``2 × extract_processes`` more URIs in flight than workers. Its WARC
+records (response, request, metadata with the outlinks) are written together after the
+extraction, as before.
+
 The crawl ends when nothing is queued or in flight, when ``max_uris`` successful fetches
 are done, or on :meth:`CrawlController.request_stop` (SIGINT/SIGTERM in the CLI):
 in-flight URIs finish, the WARC is closed and the reports are written. ``resume=True``
@@ -73,7 +91,8 @@ from urllib.parse import urlsplit
 
 from webark.core.digests import digest_label
 from webark.crawl.curi import CrawlURI
-from webark.crawl.extract import extract_links
+from webark.crawl.extract import Link, extract_links
+from webark.crawl.extract.pool import ExtractPool, default_processes
 from webark.crawl.frontier import Frontier, FrontierConfig, anchored_clock, politeness_delay
 from webark.crawl.job import CrawlJob
 from webark.crawl.reports import DEFAULT_REPORTS, Report, write_reports
@@ -107,6 +126,7 @@ S_ROBOTS_PRECLUDED = -9998
 S_ROBOTS_PREREQUISITE_FAILURE = -61
 S_DOMAIN_PREREQUISITE_FAILURE = -6
 _MAX_EXTRACT_BYTES = 20 * 1024 * 1024
+_MAX_QUEUED_MEMO = 200_000
 
 
 class CrawlSetupError(Exception):
@@ -152,6 +172,9 @@ class CrawlController:
             job's ``state/dedup.sqlite`` (only consulted when given or ``job.dedup``).
         reports: the reports written at the end (default :data:`DEFAULT_REPORTS`).
         on_progress: called about twice a second with a stats snapshot (progress line).
+        extract_processes: link extraction worker processes (see "Pipelining" in the
+            module docstring); None: ``$WEBARK_EXTRACT_PROCESSES`` or
+            :func:`~webark.crawl.extract.pool.default_processes`.
     """
 
     def __init__(
@@ -164,8 +187,22 @@ class CrawlController:
         reports: tuple[Report, ...] = DEFAULT_REPORTS,
         on_progress: Callable[[StatsSnapshot], None] | None = None,
         progress_interval: float = 0.5,
+        extract_processes: int | None = None,
     ) -> None:
         self.job = job
+        if extract_processes is None:
+            env = os.environ.get("WEBARK_EXTRACT_PROCESSES", "").strip()
+            extract_processes = int(env) if env.isdigit() else default_processes()
+        self.extract_processes = extract_processes
+        self._pool: ExtractPool | None = None
+        self._pending: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(max(1, 2 * extract_processes))
+        self._order = _FinishOrder()
+        self._queued: set[str] = set()
+        """Outlinks this run has already accepted and handed to the frontier (bounded
+        by ``_MAX_QUEUED_MEMO``): the frontier's seen filter would ignore them, so they
+        skip the scope and the frontier (Heritrix runs the scope first; the outcome is
+        the same, as adding a URI is a no-op once it was added)."""
         self.resume = resume
         self._fetcher = fetcher
         self._own_fetcher = fetcher is None
@@ -353,6 +390,12 @@ class CrawlController:
         self.frontier.add_many(seeds)
 
     async def _close(self) -> None:
+        for task in list(self._pending):  # only left when the crawl is aborted
+            task.cancel()
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+        if self._pool is not None:
+            self._pool.close()
         if self.writer is not None:
             await self.writer.close()
         if self._log_file is not None:
@@ -372,11 +415,14 @@ class CrawlController:
         Raises:
             CrawlSetupError: the crawl cannot start (the message says why).
         """
+        # fork the extraction workers first, while this process has no thread of its own
+        self._pool = ExtractPool(self.extract_processes)
         self._make_fetcher()
         try:  # before anything is written, so a refused job can simply be run again
             await self._check_seeds()
             self._prepare_dirs()
         except BaseException:
+            self._pool.close()
             if self._own_fetcher:
                 await self.fetcher.aclose()
             raise
@@ -387,6 +433,8 @@ class CrawlController:
             workers = [asyncio.create_task(self._worker(i + 1)) for i in range(self.job.workers)]
             try:
                 await asyncio.gather(*workers)
+                while self._pending:  # URIs whose links are still being processed
+                    await asyncio.gather(*list(self._pending))
             finally:
                 ticker.cancel()
                 for w in workers:
@@ -434,10 +482,15 @@ class CrawlController:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # a bug must not stop the crawl: log it as -5
-                log.exception("error processing %s", curi.uri)
-                self._log_line(curi, -5, n, annotations=(f"err={type(e).__name__}",))
-                frontier.finished(curi, -5, 0.0)
+                self._failed(curi, n, e)
             self.stats.board.end(n)
+
+    def _failed(self, curi: CrawlURI, n: int, e: Exception) -> None:
+        """A bug while processing ``curi``: log it as -5 and finish it."""
+        assert self.frontier is not None
+        log.exception("error processing %s", curi.uri, exc_info=e)
+        self._log_line(curi, -5, n, annotations=(f"err={type(e).__name__}",))
+        self.frontier.finished(curi, -5, 0.0)
 
     # -- one URI ----------------------------------------------------------------------
     async def _process(self, curi: CrawlURI, n: int) -> None:
@@ -470,6 +523,81 @@ class CrawlController:
             return
         self.stats.board.stage(n, "fetchHttp")
         ex = await self.fetcher.fetch(curi.uri, headers=self._conditional_headers(curi.uri))
+        ticket = self._order.ticket()
+        try:
+            if ex.ok and self._pool is not None and self._pool.processes:
+                await self._slots.acquire()
+                try:
+                    released = frontier.release(
+                        curi, ex.status, ex.duration_ms / 1000.0, crawl_delay=crawl_delay,
+                        size=ex.payload_size,
+                    )  # fmt: skip
+                except BaseException:
+                    self._slots.release()
+                    raise
+                if released:
+                    task = asyncio.create_task(
+                        self._complete_released(curi, n, ex, crawl_delay, ticket)
+                    )
+                    self._pending.add(task)
+                    task.add_done_callback(self._pending.discard)
+                    return
+                self._slots.release()
+        except BaseException:
+            self._order.done(ticket)  # never block the URIs fetched after this one
+            raise
+        await self._complete(curi, n, ex, crawl_delay, ticket, board=True)
+
+    async def _complete_released(
+        self, curi: CrawlURI, n: int, ex: Exchange, crawl_delay: float | None, ticket: int
+    ) -> None:
+        """Steps 4–6 for a URI whose queue was released (background task)."""
+        try:
+            await self._complete(curi, n, ex, crawl_delay, ticket, board=False)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a bug must not stop the crawl: log it as -5
+            self._failed(curi, n, e)
+        finally:
+            self._slots.release()
+
+    async def _complete(
+        self,
+        curi: CrawlURI,
+        n: int,
+        ex: Exchange,
+        crawl_delay: float | None,
+        ticket: int,
+        *,
+        board: bool,
+    ) -> None:
+        """Steps 4–6 of the module docstring for a fetched URI: extract, write, scope,
+        queue the outlinks, log, finish. The part after the extraction waits for the
+        turn of ``ticket`` (:class:`_FinishOrder`: URIs finish one at a time, in the
+        order their fetches ended, as when the steps ran right after each fetch) and
+        never awaits between the crawl.log line and :meth:`Frontier.finished`."""
+        try:
+            links: list[Link] = []
+            if ex.ok:
+                self._stage(n, "extractors", board)
+                links = await self._links(curi, ex)
+            await self._order.turn(ticket)
+            await self._finish(curi, n, ex, crawl_delay, links, board)
+        finally:
+            self._order.done(ticket)
+
+    async def _finish(
+        self,
+        curi: CrawlURI,
+        n: int,
+        ex: Exchange,
+        crawl_delay: float | None,
+        links: list[Link],
+        board: bool,
+    ) -> None:
+        """Write the records, queue the in-scope outlinks, log the line, finish."""
+        frontier = self.frontier
+        assert frontier is not None
         annotations = list(ex.annotations)
         if curi.retries:
             annotations.append(f"{curi.retries + 1}t")
@@ -478,25 +606,29 @@ class CrawlController:
         redirect = None
         if ex.ok:
             size = ex.payload_size
-            self.stats.board.stage(n, "extractors")
-            links = self._links(curi, ex)
             redirect = next((lk.url for lk in links if lk.hop == "R"), None)
-            self.stats.board.stage(n, "warcWriter")
+            self._stage(n, "warcWriter", board)
             original, kind = self._revisit_of(ex)
             if original is not None:
                 annotations.append(f"duplicate:{kind}")
                 self.stats.note_revisit(curi.uri, original.target_uri)
             outlinks = tuple(f"{lk.url} {lk.hop} {lk.context}" for lk in links)
             extra = await self._write(curi, ex, outlinks, original)
-            self.stats.board.stage(n, "candidates", len(links))
+            self._stage(n, "candidates", board, len(links))
             children = []
+            known = self._queued
             for lk in links:
+                if lk.url in known:  # already in the frontier: adding it again is a no-op
+                    continue
                 child = curi.child(lk.url, lk.hop)
                 if self.scope.decide(child) is Decision.ACCEPT:
                     children.append(child)
             if children:
                 frontier.add_many(children)
-        self.stats.board.stage(n, "disposition")
+                if len(known) > _MAX_QUEUED_MEMO:
+                    known.clear()
+                known.update(c.uri for c in children)
+        self._stage(n, "disposition", board)
         status = ex.status
         if not self._will_retry(curi, status):
             self._log_line(
@@ -511,6 +643,14 @@ class CrawlController:
             retry_after=ex.header("Retry-After") if ex.ok else None,
             size=size,
         )
+
+    def _stage(self, n: int, name: str, board: bool, items: int = 0) -> None:
+        """Worker ``n`` enters stage ``name``; in a background task (``board`` False:
+        the worker has moved on) the stage is only counted."""
+        if board:
+            self.stats.board.stage(n, name, items)
+        else:
+            self.stats.board.count(name, items)
 
     def _will_retry(self, curi: CrawlURI, status: int) -> bool:
         """Whether :meth:`Frontier.finished` will put the URI back (same rules)."""
@@ -631,18 +771,21 @@ class CrawlController:
             if u.endswith("/robots.txt") and self.robots.entry(u) is None
         }  # fmt: skip
 
-    def _links(self, curi: CrawlURI, ex: Exchange) -> list[Any]:
+    async def _links(self, curi: CrawlURI, ex: Exchange) -> list[Link]:
+        """The outlinks of a fetched URI ([] when extraction fails: logged)."""
         if ex.http_status == 304:
             return self._links_of_last_capture(curi)
         if ex.payload_size > _MAX_EXTRACT_BYTES and ex.header("Location") is None:
             return []
         try:
+            if self._pool is not None:
+                return await self._pool.extract(curi.uri, ex.mime, _body(ex), ex.headers)
             return extract_links(curi.uri, ex.mime, _body(ex), ex.headers)
         except Exception:
             log.exception("link extraction failed for %s", curi.uri)
             return []
 
-    def _links_of_last_capture(self, curi: CrawlURI) -> list[Any]:
+    def _links_of_last_capture(self, curi: CrawlURI) -> list[Link]:
         """A 304 has no body: the links of a not-modified resource are those of its last
         capture, read back from its WARC record when the file is at hand (this job's
         ``warcs/``, or the ``warcs/`` of the job whose ``state/`` holds the dedup
@@ -828,6 +971,46 @@ class CrawlController:
             redirect=redirect,
             annotations=annotations,
         )
+
+
+class _FinishOrder:
+    """Tickets that let fetched URIs run their finishing steps (WARC write, dedup,
+    outlinks, crawl.log, frontier) one at a time, in the order their fetches ended,
+    while their link extractions run in parallel. A ticket abandoned (error,
+    cancellation) through :meth:`done` never blocks the ones after it."""
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._turn = 0
+        self._done: set[int] = set()
+        self._waiters: dict[int, asyncio.Future[None]] = {}
+
+    def ticket(self) -> int:
+        """The next ticket (0, 1, 2 …)."""
+        t = self._next
+        self._next += 1
+        return t
+
+    async def turn(self, ticket: int) -> None:
+        """Wait until every earlier ticket is :meth:`done`."""
+        if self._turn == ticket:
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters[ticket] = fut
+        try:
+            await fut
+        finally:
+            self._waiters.pop(ticket, None)
+
+    def done(self, ticket: int) -> None:
+        """``ticket`` is finished (or abandoned): let the next one go."""
+        self._done.add(ticket)
+        while self._turn in self._done:
+            self._done.discard(self._turn)
+            self._turn += 1
+        fut = self._waiters.get(self._turn)
+        if fut is not None and not fut.done():
+            fut.set_result(None)
 
 
 def _cut_torn_line(path: Path) -> None:

@@ -10,6 +10,9 @@ Behaviour follows Heritrix 3's ``BdbFrontier`` / ``WorkQueueFrontier`` / ``WorkQ
   became due, which is Heritrix's ready-queue FIFO: a queue goes to the back of the line
   after each fetch, so hosts are served round-robin.
 * Within a queue: by :attr:`CrawlURI.priority` (lower first), then first-in first-out.
+* **Early release** (:meth:`Frontier.release`): once a fetch is over, its queue may
+  serve its next URI while the caller still processes the fetched one (link
+  extraction); the fetched URI stays in flight until :meth:`Frontier.finished`.
 * **Politeness delay** after each fetch: :func:`politeness_delay` (delay factor × fetch
   duration clamped to [min, max], raised to the robots.txt Crawl-delay up to a cap).
 * **Back-off** on 429 and 5xx: the queue is *snoozed* for
@@ -411,6 +414,7 @@ CREATE TABLE IF NOT EXISTS uris (
     source TEXT
 );
 CREATE INDEX IF NOT EXISTS uris_queued ON uris (qid, priority, id) WHERE state = 0;
+CREATE INDEX IF NOT EXISTS uris_active ON uris (qid) WHERE state = 1;
 """
 
 _READY = "queued > 0 AND inflight IS NULL AND blocked = 0"
@@ -448,10 +452,15 @@ class Frontier:
         self._succeeded: int = row[1]
         self._bytes: int = row[2]
         self._in_flight = 0
+        self._released: dict[str, tuple[int, int]] = {}
+        """URIs whose queue :meth:`release` freed, not yet finished: uri → (1 when the
+        fetch succeeded else 0, bytes). Bounded by the caller's pipeline depth."""
+        self._pending_ok = 0
+        self._pending_bytes = 0
         self.recovered: int = 0
         """How many in-flight URIs :meth:`open` put back (left by a crash)."""
         self.recovered_uris: tuple[str, ...] = ()
-        """Those URIs (at most one per queue), for :meth:`settle`."""
+        """Those URIs, for :meth:`settle`."""
 
     @classmethod
     def open(
@@ -491,21 +500,20 @@ class Frontier:
                 conn.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
             elif ver[0] != _SCHEMA_VERSION:
                 raise FrontierError(f"{path}: frontier schema {ver[0]}, need {_SCHEMA_VERSION}")
-            put_back = [
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT uri FROM uris WHERE id IN "
-                    "(SELECT inflight FROM queues WHERE inflight IS NOT NULL)"
-                )
-            ]
-            cur = conn.execute(
-                "UPDATE uris SET state = 0 WHERE id IN "
-                "(SELECT inflight FROM queues WHERE inflight IS NOT NULL)"
+            # in flight: the URI its queue is fetching, and URIs released by
+            # release() whose processing had not finished
+            active = conn.execute("SELECT uri, qid FROM uris WHERE state = 1").fetchall()
+            put_back = [str(r[0]) for r in active]
+            per_queue: dict[int, int] = {}
+            for _, qid in active:
+                per_queue[qid] = per_queue.get(qid, 0) + 1
+            conn.execute("UPDATE uris SET state = 0 WHERE state = 1")
+            recovered = len(active)
+            conn.executemany(
+                "UPDATE queues SET queued = queued + ? WHERE qid = ?",
+                [(n, q) for q, n in per_queue.items()],
             )
-            recovered = cur.rowcount
-            conn.execute(
-                "UPDATE queues SET queued = queued + 1, inflight = NULL WHERE inflight IS NOT NULL"
-            )
+            conn.execute("UPDATE queues SET inflight = NULL WHERE inflight IS NOT NULL")
             latest = clock() + config.horizon
             conn.execute("UPDATE queues SET due = ? WHERE due > ?", (latest, latest))
             conn.execute("COMMIT")
@@ -546,8 +554,9 @@ class Frontier:
     def quota_reached(self) -> bool:
         """True once a crawl quota (``max_uris`` / ``max_bytes``) is reached."""
         c = self.config
-        return (c.max_uris is not None and self._succeeded >= c.max_uris) or (
-            c.max_bytes is not None and self._bytes >= c.max_bytes
+        ok = self._succeeded + self._pending_ok
+        return (c.max_uris is not None and ok >= c.max_uris) or (
+            c.max_bytes is not None and self._bytes + self._pending_bytes >= c.max_bytes
         )
 
     # -- adding
@@ -705,6 +714,109 @@ class Frontier:
         ).fetchone()
         return None if row is None else float(row[0])
 
+    def release(
+        self,
+        curi: CrawlURI,
+        status: int,
+        duration_s: float,
+        *,
+        crawl_delay: float | None = None,
+        size: int = 0,
+        now: float | None = None,
+    ) -> bool:
+        """Free the queue of ``curi`` for its next URI once the *fetch* of ``curi`` is
+        over, while ``curi`` itself stays in flight until :meth:`finished` (its links
+        are still being extracted). Still at most one fetch per queue is in progress.
+
+        Only a final outcome without politeness delay can be released: returns False,
+        changing nothing, when the fetch would be retried (``status`` 429, 5xx, a
+        retried network failure), when a per-queue quota is configured (it is judged at
+        :meth:`finished`), or when :func:`politeness_delay` (``duration_s``,
+        ``crawl_delay`` as in :meth:`finished`) is above 0: a polite queue keeps
+        Heritrix's rule, its delay counts from the end of the URI's processing. The
+        caller then simply calls :meth:`finished` later as usual.
+
+        Crashes: the URI is still in flight in the database (``state`` 1), so a
+        ``kill -9`` before :meth:`finished` puts it back in its queue, as any URI in
+        flight. A crawl quota counts released URIs as if finished.
+
+        Raises:
+            FrontierError: ``curi`` is not the URI in flight in its queue.
+        """
+        c = self.config
+        if status == 429 or 500 <= status <= 599 or curi.uri in self._released:
+            return False
+        if status in c.retry_codes and curi.retries < c.max_retries:
+            return False
+        if c.max_uris_per_queue is not None or c.max_bytes_per_queue is not None:
+            return False
+        t = self._clock() if now is None else now
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            q = db.execute(
+                "SELECT q.qid, q.crawl_delay, u.uri FROM queues AS q"
+                " LEFT JOIN uris AS u ON u.id = q.inflight WHERE q.key = ?",
+                (curi.key,),
+            ).fetchone()
+            if q is None or q[2] != curi.uri:
+                raise FrontierError(f"not in flight: {curi.uri}")
+            qid, known_cd, _ = q
+            if crawl_delay is not None:
+                known_cd = crawl_delay
+            delay = politeness_delay(duration_s, c, known_cd)
+            if delay > 0:  # a polite queue waits from the end of processing, as before
+                db.execute("COMMIT")
+                return False
+            due = t + delay
+            self._seq += 1
+            db.execute(
+                "UPDATE queues SET inflight = NULL, due = ?, seq = ?, errors = 0,"
+                " crawl_delay = ? WHERE qid = ?",
+                (due, self._seq, known_cd, qid),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        ok = 1 if status > 0 else 0
+        self._released[curi.uri] = (ok, size)
+        self._pending_ok += ok
+        self._pending_bytes += size
+        return True
+
+    def _finish_released(self, curi: CrawlURI, status: int, t: float) -> Disposition:
+        """:meth:`finished` for a URI :meth:`release` freed its queue from."""
+        _, size = self._released[curi.uri]
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute(
+                "SELECT id, qid FROM uris WHERE fp = ? AND state = 1", (fingerprint(curi.uri),)
+            ).fetchone()
+            if row is None:
+                raise FrontierError(f"not in flight: {curi.uri}")
+            ok = 1 if status > 0 else 0
+            db.execute("UPDATE uris SET state = 2, status = ? WHERE id = ?", (status, row[0]))
+            db.execute(
+                "UPDATE queues SET bytes = bytes + ?, finished = finished + 1,"
+                " succeeded = succeeded + ? WHERE qid = ?",
+                (size, ok, row[1]),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        pok, _ = self._released.pop(curi.uri)
+        self._pending_ok -= pok
+        self._pending_bytes -= size
+        self._in_flight = max(0, self._in_flight - 1)
+        self._succeeded += ok
+        self._bytes += size
+        return Disposition(Outcome.FINISHED, status, 0.0, t, False, 0)
+
     def finished(
         self,
         curi: CrawlURI,
@@ -717,6 +829,10 @@ class Frontier:
         now: float | None = None,
     ) -> Disposition:
         """Report the end of the fetch of ``curi`` (as returned by :meth:`next_ready`).
+
+        For a URI whose queue :meth:`release` already freed, this only marks it
+        finished and counts it (the queue's delay was set by :meth:`release`; the
+        other arguments but ``status`` are ignored).
 
         Args:
             status: HTTP status, or a negative Heritrix fetch status code
@@ -736,6 +852,8 @@ class Frontier:
             FrontierError: ``curi`` is not the URI in flight in its queue.
         """
         t = self._clock() if now is None else now
+        if curi.uri in self._released:
+            return self._finish_released(curi, status, t)
         c = self.config
         db = self._db
         db.execute("BEGIN IMMEDIATE")
@@ -877,6 +995,7 @@ class Frontier:
             (t, t),
         ).fetchone()
         nq, queued, fin, ok, blocked_uris, nbytes, infl, nblocked, ready, snoozed = row
+        infl_uris = infl + len(self._released)
         tops = tuple(
             QueueStats(r[0], r[1], r[2] is not None, r[3], r[4], r[5], r[6], r[7], bool(r[8]))
             for r in db.execute(
@@ -887,7 +1006,7 @@ class Frontier:
         )
         return FrontierStats(
             queued=queued,
-            in_flight=infl,
+            in_flight=infl_uris,
             finished=fin,
             succeeded=ok,
             blocked_by_quota=blocked_uris,

@@ -195,6 +195,14 @@ class WorkerBoard:
         if items:
             self._items[name] = self._items.get(name, 0) + items
 
+    def count(self, name: str, items: int = 0) -> None:
+        """Count one URI through stage ``name`` with ``items`` to handle there, for work
+        done outside a worker's slot (the controller's pipelined processing after the
+        worker has moved on); no time is attributed."""
+        self._handled[name] = self._handled.get(name, 0) + 1
+        if items:
+            self._items[name] = self._items.get(name, 0) + items
+
     def end(self, n: int) -> None:
         """Worker ``n`` is done with its URI (the frontier has set the queue's next
         due time); the worker is idle."""
