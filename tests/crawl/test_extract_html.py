@@ -517,3 +517,17 @@ def test_processing_instruction_in_body_is_skipped() -> None:
     # and reading it could crash the process. Only element nodes are visited.
     html = '<p><?php echo "x.html" ?></p><a href="real.html">r</a>' * 200
     assert urls(html) == {("L", "http://example.org/dir/real.html")}
+
+
+def test_resolution_shares_work_between_pages_of_a_folder_without_changing_results() -> None:
+    """resolve() drops the fragment and keys path references by the base's folder; the
+    answers are those of resolving against the page itself."""
+    from webark.crawl.extract import resolve
+    from webark.url import join_normalized
+
+    pages = ["http://a.test/lib/x.html", "http://a.test/lib/y.html?q=/z/", "http://a.test/"]
+    refs = ["f.html#abs", "../up.html", "./", ".", "?k=1#f", "/root", "//b.test/p#x",
+            "sub/g.html?x=1#y", "HTTP://C.test/Q", "%7Euser/", "a b.html"]
+    for page in pages:
+        for ref in refs:
+            assert resolve(page, ref) == join_normalized(page, ref), (page, ref)

@@ -115,6 +115,17 @@ def resolve(base: str, ref: str) -> str | None:
     ref = ref.strip(_STRIP)
     if not ref or ref[0] == "#" or len(ref) > MAX_REF_LENGTH:
         return None
+    hash_at = ref.find("#")
+    if hash_at > 0:
+        ref = ref[:hash_at]  # the result has no fragment: "f.html#a" and "f.html#b" are one
+    if ref[0] != "?":
+        # anything but a query-only reference resolves the same against the base's
+        # folder (RFC 3986 §5.2.3 merge), so the pages of one folder share cache entries
+        query_at = base.find("?")
+        path = base if query_at < 0 else base[:query_at]
+        slash = path.rfind("/")
+        if slash > path.find("//") + 1:
+            base = path[: slash + 1]
     return _resolve(base, ref)
 
 
