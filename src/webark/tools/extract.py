@@ -394,16 +394,19 @@ class TreeWriter:
             temp = f"{PARTIAL_PREFIX}{os.getpid()}_{self._temp}"
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp, dir_fd=fd)
-            out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                          0o644, dir_fd=fd)
-            try:
+            renamed = False
+            try:  # from creation to rename: an interrupt anywhere leaves no partial file
+                out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                              0o644, dir_fd=fd)
                 with os.fdopen(out, "wb") as f:
                     yield f
+                os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                renamed = True
             except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp, dir_fd=fd)
+                if not renamed:
+                    with contextlib.suppress(OSError):
+                        os.unlink(temp, dir_fd=fd)
                 raise
-            os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
         finally:
             for d in opened:
                 os.close(d)
