@@ -70,13 +70,14 @@ one process per database.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import enum
 import hashlib
 import math
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -613,6 +614,20 @@ class Frontier:
         counts[qid] = counts.get(qid, 0) + 1
         return True
 
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction (``BEGIN IMMEDIATE``): committed when the block ends,
+        rolled back when it raises (whatever it raised, KeyboardInterrupt included)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
     def _flush_counts(self, counts: dict[int, int]) -> None:
         self._db.executemany(
             "UPDATE queues SET queued = queued + ? WHERE qid = ?",
@@ -635,16 +650,13 @@ class Frontier:
         """
         counts: dict[int, int] = {}
         added = 0
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
         try:
-            for curi in curis:
-                added += self._add(curi, force, counts)
-            self._flush_counts(counts)
-            db.execute("COMMIT")
+            with self._transaction():
+                for curi in curis:
+                    added += self._add(curi, force, counts)
+                self._flush_counts(counts)
         except BaseException:
-            db.execute("ROLLBACK")
-            self._qids.clear()
+            self._qids.clear()  # queue ids learnt in the rolled-back transaction
             raise
         return added
 
@@ -668,26 +680,22 @@ class Frontier:
         if q is None:
             return None
         qid, key = q
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             u = db.execute(
                 "SELECT id, uri, hops, via, seed, source, retries, priority FROM uris "
                 "WHERE qid = ? AND state = 0 ORDER BY priority, id LIMIT 1",
                 (qid,),
             ).fetchone()
-            if u is None:  # counter out of step: repair and look again
+            if u is None:  # counter out of step: repair (committed), then look again
                 db.execute("UPDATE queues SET queued = 0 WHERE qid = ?", (qid,))
-                db.execute("COMMIT")
-                return self.next_ready(t)
-            db.execute("UPDATE uris SET state = 1 WHERE id = ?", (u[0],))
-            db.execute(
-                "UPDATE queues SET inflight = ?, queued = queued - 1 WHERE qid = ?", (u[0], qid)
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+            else:
+                db.execute("UPDATE uris SET state = 1 WHERE id = ?", (u[0],))
+                db.execute(
+                    "UPDATE queues SET inflight = ?, queued = queued - 1 WHERE qid = ?",
+                    (u[0], qid),
+                )
+        if u is None:
+            return self.next_ready(t)
         self._in_flight += 1
         return CrawlURI(
             u[1],
@@ -752,8 +760,7 @@ class Frontier:
             return False
         t = self._clock() if now is None else now
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             q = db.execute(
                 "SELECT q.qid, q.crawl_delay, u.uri FROM queues AS q"
                 " LEFT JOIN uris AS u ON u.id = q.inflight WHERE q.key = ?",
@@ -766,7 +773,6 @@ class Frontier:
                 known_cd = crawl_delay
             delay = politeness_delay(duration_s, c, known_cd)
             if delay > 0:  # a polite queue waits from the end of processing, as before
-                db.execute("COMMIT")
                 return False
             due = t + delay
             self._seq += 1
@@ -775,11 +781,6 @@ class Frontier:
                 " crawl_delay = ? WHERE qid = ?",
                 (due, self._seq, known_cd, qid),
             )
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
         ok = 1 if status > 0 else 0
         self._released[curi.uri] = (ok, size)
         self._pending_ok += ok
@@ -789,26 +790,9 @@ class Frontier:
     def _finish_released(self, curi: CrawlURI, status: int, t: float) -> Disposition:
         """:meth:`finished` for a URI :meth:`release` freed its queue from."""
         _, size = self._released[curi.uri]
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            row = db.execute(
-                "SELECT id, qid FROM uris WHERE fp = ? AND state = 1", (fingerprint(curi.uri),)
-            ).fetchone()
-            if row is None:
-                raise FrontierError(f"not in flight: {curi.uri}")
-            ok = 1 if status > 0 else 0
-            db.execute("UPDATE uris SET state = 2, status = ? WHERE id = ?", (status, row[0]))
-            db.execute(
-                "UPDATE queues SET bytes = bytes + ?, finished = finished + 1,"
-                " succeeded = succeeded + ? WHERE qid = ?",
-                (size, ok, row[1]),
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+        ok = self._finish_row(curi.uri, _IN_FLIGHT, status, size)
+        if ok is None:
+            raise FrontierError(f"not in flight: {curi.uri}")
         pok, _ = self._released.pop(curi.uri)
         self._pending_ok -= pok
         self._pending_bytes -= size
@@ -856,8 +840,7 @@ class Frontier:
             return self._finish_released(curi, status, t)
         c = self.config
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             q = db.execute(
                 "SELECT q.qid, q.inflight, q.errors, q.crawl_delay, u.uri, u.retries"
                 " FROM queues AS q LEFT JOIN uris AS u ON u.id = q.inflight WHERE q.key = ?",
@@ -907,11 +890,6 @@ class Frontier:
                     (due, self._seq, errors, known_cd, size, ok, qid),
                 )
             blocked = self._enforce_queue_quota(qid, curi.key)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
         self._in_flight = max(0, self._in_flight - 1)
         self._succeeded += ok
         self._bytes += size
@@ -928,30 +906,34 @@ class Frontier:
 
         Returns False, changing nothing, when ``uri`` is not queued.
         """
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            row = db.execute(
-                "SELECT id, qid FROM uris WHERE fp = ? AND state = 0", (fingerprint(uri),)
-            ).fetchone()
-            if row is None:
-                db.execute("COMMIT")
-                return False
-            ok = 1 if status > 0 else 0
-            db.execute("UPDATE uris SET state = 2, status = ? WHERE id = ?", (status, row[0]))
-            db.execute(
-                "UPDATE queues SET queued = queued - 1, finished = finished + 1,"
-                " succeeded = succeeded + ?, bytes = bytes + ? WHERE qid = ?",
-                (ok, size, row[1]),
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+        ok = self._finish_row(uri, _QUEUED, status, size)
+        if ok is None:
+            return False
         self._succeeded += ok
         self._bytes += size
         return True
+
+    def _finish_row(self, uri: str, state: int, status: int, size: int) -> int | None:
+        """Mark ``uri`` (now in ``state``: queued or in flight) finished with ``status``
+        and count it in its queue, in one transaction. Returns 1 if it succeeded
+        (``status`` > 0), 0 if not, None when ``uri`` is not in that state (nothing
+        changed). The queue's in-flight slot and due time are left alone."""
+        db = self._db
+        with self._transaction():
+            row = db.execute(
+                "SELECT id, qid FROM uris WHERE fp = ? AND state = ?", (fingerprint(uri), state)
+            ).fetchone()
+            if row is None:
+                return None
+            ok = 1 if status > 0 else 0
+            db.execute("UPDATE uris SET state = ?, status = ? WHERE id = ?",
+                       (_FINISHED, status, row[0]))  # fmt: skip
+            db.execute(
+                "UPDATE queues SET queued = queued - ?, finished = finished + 1,"
+                " succeeded = succeeded + ?, bytes = bytes + ? WHERE qid = ?",
+                (1 if state == _QUEUED else 0, ok, size, row[1]),
+            )
+        return ok
 
     def _enforce_queue_quota(self, qid: int, key: str) -> int:
         c = self.config
