@@ -44,12 +44,10 @@ be parsed are reported with ``file:line`` and the conversion goes on.
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import hashlib
 import os
-import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from webark import __version__
@@ -152,27 +150,6 @@ class ConversionReport:
         return out
 
 
-def read_crawl_log(path: str) -> Iterator[tuple[int, CrawlLogLine | CrawlLogError]]:
-    """:func:`~webark.crawllog.iter_crawl_log`, with a damaged or cut gzip stream (a
-    ``crawl.log.gz`` copied while Heritrix was still writing it) reported as one last
-    :class:`CrawlLogError` naming the line after the last one read, instead of an
-    ``EOFError`` that would end the conversion with no message. The lines before the
-    damage are yielded as usual."""
-    last = 0
-    try:
-        for number, item in iter_crawl_log(path):
-            last = number
-            yield number, item
-    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
-        reason = str(e) or "compressed stream ends early"
-        yield last + 1, CrawlLogError(
-            f"gzip stream damaged or cut short after line {last} ({reason}): the rest of "
-            "the file cannot be read",
-            path=path,
-            line_number=last + 1,
-        )
-
-
 def _sha1_and_size(path: str) -> tuple[str, int]:
     h = hashlib.sha1()
     size = 0
@@ -192,7 +169,7 @@ def survey_crawl_log(path: str | os.PathLike[str]) -> LogSurvey:
     p = os.fspath(path)
     sha1, size = _sha1_and_size(p)
     survey = LogSurvey(p, sha1, size)
-    for _, item in read_crawl_log(p):
+    for _, item in iter_crawl_log(p):
         survey.lines += 1
         if isinstance(item, CrawlLogError):
             survey.malformed += 1
@@ -386,7 +363,7 @@ def convert_crawl_logs(
 
 
 def _collect_problems(report: ConversionReport, path: str) -> None:
-    for _, item in read_crawl_log(path):
+    for _, item in iter_crawl_log(path):
         if isinstance(item, CrawlLogError):
             report.problem(str(item))
 
@@ -399,7 +376,7 @@ def _convert_one(
     report: ConversionReport,
     progress: Progress | None,
 ) -> None:
-    for n, (number, item) in enumerate(read_crawl_log(path), start=1):
+    for n, (number, item) in enumerate(iter_crawl_log(path), start=1):
         if progress is not None and n % 1000 == 0:
             progress(path, n)
         if isinstance(item, CrawlLogError):
