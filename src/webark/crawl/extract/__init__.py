@@ -248,8 +248,12 @@ def default_extractors() -> tuple[Extractor, ...]:
     from webark.crawl.extract.html import HtmlExtractor
     from webark.crawl.extract.js import JsExtractor
     from webark.crawl.extract.sitemap import SitemapExtractor
+    from webark.crawl.extract.sphinx import SphinxSearchIndexExtractor
 
-    return (HtmlExtractor(), CssExtractor(), JsExtractor(), SitemapExtractor(), FeedExtractor())
+    return (
+        HtmlExtractor(), CssExtractor(), JsExtractor(), SphinxSearchIndexExtractor(),
+        SitemapExtractor(), FeedExtractor(),
+    )  # fmt: skip
 
 
 def _header(headers: Mapping[str, str] | Iterable[tuple[str, str]] | None, name: str) -> str | None:
