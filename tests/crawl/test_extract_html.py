@@ -534,3 +534,20 @@ def test_resolution_shares_work_between_pages_of_a_folder_without_changing_resul
     for page in pages:
         for ref in refs:
             assert resolve(page, ref) == join_normalized(page, ref), (page, ref)
+
+
+@pytest.mark.parametrize(
+    ("html", "want"),
+    [
+        ('<DIV STYLE="background:url(a.png)">', ("E", "http://example.org/dir/a.png")),
+        ("<p\nonClick\n=\n\"go('/x/y.html')\">", ("X", "http://example.org/x/y.html")),
+        ("<table><tr><td BACKGROUND=bg.gif>", ("E", "http://example.org/dir/bg.gif")),
+        ("<my-el DATA-SRC=lazy.jpg>", ("E", "http://example.org/dir/lazy.jpg")),
+        ("<b title=\"t\"onmouseover=\"f('/o.html')\">", ("X", "http://example.org/o.html")),
+        ("<x-y data-url='/du.html'>", ("L", "http://example.org/du.html")),
+    ],
+)
+def test_generic_attributes_on_any_element(html: str, want: tuple[str, str]) -> None:
+    """The generic attributes are found on any element, whatever the case of their
+    name and whatever precedes it (the text scan that picks the lexbor query)."""
+    assert urls(html) == {want}
