@@ -225,3 +225,29 @@ def test_request_body_gets_content_length() -> None:
     assert ex.status == 201
     assert ex.request.startswith(b"POST /form HTTP/1.1\r\n")
     assert ex.request.endswith(b"\r\nContent-Length: 7\r\n\r\na=1&b=2")
+
+
+@pytest.mark.parametrize(
+    ("response", "body"),
+    [
+        (CONTENT_LENGTH, b"hello, world!"),
+        (CLOSE_DELIMITED, bytes(range(256)) * 40),
+        (CHUNKED, None),
+    ],
+)
+def test_body_hashed_once(response: bytes, body: bytes | None) -> None:
+    """A body read as is (no transfer coding) hands its digest to the block, so the
+    record builder does not hash it again; a chunked one does not (its raw bytes differ
+    from what was hashed). Either way the block's digest is the true one."""
+    handler = one_then_close if response is CLOSE_DELIMITED else keep_alive
+    ex, _ = fetch_one(handler(response, pieces=3))
+    block = ex.response
+    seeded = block._digests or {}
+    key = ("sha1", ex.head_length, False)
+    if body is None:
+        assert key not in seeded
+    else:
+        assert seeded[key] == hashlib.sha1(body).digest()
+    assert block.digest("sha1", ex.head_length) == hashlib.sha1(
+        response[ex.head_length :]
+    ).digest()

@@ -300,7 +300,12 @@ class Connection:
                 end = fed - rest
                 resp.informational = rec.prefix(start)
                 resp.block = rec.block(start, end)
-                resp.payload_digest = hasher.label()
+                digest = hasher.digest()
+                resp.payload_digest = digest.label()
+                if not any(
+                    n.lower() == "transfer-encoding" for n, _ in resp.headers
+                ):  # the body was read as is: its digest is the block's from head_length
+                    resp.block.seed_digest(digest.algorithm, resp.head_length, digest.raw)
                 done = conn.our_state is h11.DONE and conn.their_state is h11.DONE
                 if done and not rest and not cut:
                     conn.start_next_cycle()

@@ -165,6 +165,13 @@ class Block:
         self._remember(key, raw)
         return raw
 
+    def seed_digest(self, algorithm: str, start: int, raw: bytes) -> None:
+        """Tell the block the raw ``algorithm`` digest of its bytes from ``start`` to the
+        end, hashed by whoever produced them (a fetcher hashing the body as it arrives),
+        so :meth:`digest` does not hash them again. The caller guarantees the value;
+        ``algorithm`` is a :func:`hashlib.new` name (``"sha1"``)."""
+        self._remember((algorithm, start, False), raw)
+
     def _remember(self, key: tuple[str, int, bool], raw: bytes | None) -> None:
         if self._digests is None:
             self._digests = {}
