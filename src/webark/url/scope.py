@@ -27,6 +27,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from webark.url.idn import host_to_unicode
 from webark.url.normalize import normalize
@@ -116,10 +117,14 @@ def surt_prefix_from_seed(seed: str) -> str:
     return _coerce_https(as_prefix(surt_form(url)))
 
 
+@lru_cache(maxsize=65536)
 def candidate_surts(url: str) -> tuple[str, ...]:
     """The SURT forms a URL is tested in against SURT prefixes: its scope SURT with
     ``https`` written as ``http`` (punycode host), followed, if the host has punycode
     labels, by the same SURT with those labels in Unicode.
+
+    Cached (a pure function of ``url``): a crawl tests the same out-of-scope links of
+    every page of a site again and again, and the URL parse is most of the cost.
 
     >>> candidate_surts("https://landsbókasafn.is/x")
     ('http://(is,xn--landsbkasafn-5hb,)/x', 'http://(is,landsbókasafn,)/x')
