@@ -77,6 +77,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
+import contextlib
 import json
 import logging
 import os
@@ -196,6 +198,7 @@ class CrawlController:
         self.extract_processes = extract_processes
         self._pool: ExtractPool | None = None
         self._pending: set[asyncio.Task[None]] = set()
+        self._idle_workers: collections.deque[asyncio.Future[None]] = collections.deque()
         self._slots = asyncio.Semaphore(max(1, 2 * extract_processes))
         self._order = _FinishOrder()
         self._queued: set[str] = set()
@@ -472,10 +475,12 @@ class CrawlController:
             if curi is None:
                 wake = frontier.next_wake()
                 if wake is None and frontier.in_flight == 0:
+                    self._wake_one()  # pass the news on: another worker ends too
                     return  # nothing queued that can become ready, nothing in flight
                 wait = 0.02 if wake is None else min(max(wake - self._clock(), 0.002), 0.25)
-                await asyncio.sleep(wait)
+                await self._idle(wait)
                 continue
+            self._wake_one()  # there may be more ready queues: let one more worker look
             self.stats.board.begin(n, curi)
             try:
                 await self._process(curi, n)
@@ -484,6 +489,27 @@ class CrawlController:
             except Exception as e:  # a bug must not stop the crawl: log it as -5
                 self._failed(curi, n, e)
             self.stats.board.end(n)
+            self._wake_one()  # its queue was finished or released
+
+    async def _idle(self, timeout: float) -> None:
+        """Wait until :meth:`_wake_one` picks this worker or ``timeout`` seconds pass
+        (the time the next queue becomes due; a frontier change comes sooner)."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._idle_workers.append(fut)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(fut, timeout)
+
+    def _wake_one(self) -> None:
+        """Wake one idle worker (if any) to look at the frontier again: called when a
+        queue may have become ready (a URI finished, a queue released, outlinks added)
+        and, baton-style, by a worker that found work. Waking one rather than all keeps
+        ten idle workers from querying the frontier at every change."""
+        waiters = self._idle_workers
+        while waiters:
+            fut = waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                return
 
     def _failed(self, curi: CrawlURI, n: int, e: Exception) -> None:
         """A bug while processing ``curi``: log it as -5 and finish it."""
@@ -585,6 +611,7 @@ class CrawlController:
             await self._finish(curi, n, ex, crawl_delay, links, board)
         finally:
             self._order.done(ticket)
+            self._wake_one()  # outlinks queued, the URI finished
 
     async def _finish(
         self,
