@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from webark.tools.extract import MANIFEST_NAME, UnsafeOutput, extract
+from webark.tools.extract import MANIFEST_NAME, OutputInUse, UnsafeOutput, extract
 from webark.tools.extract_paths import MAX_COMPONENT, url_to_path
 
 HOSTILE = [
@@ -115,9 +116,38 @@ def test_symlink_planted_in_output_is_not_followed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "victim.example").symlink_to(outside, target_is_directory=True)
-    with pytest.raises(UnsafeOutput, match="symlink"):
+    # a folder that is not empty and holds no extract is refused before any write
+    with pytest.raises(OutputInUse, match="not empty"):
         extract([warc], out)
+    assert list(outside.iterdir()) == [] and os.listdir(out) == ["victim.example"]
+    # an earlier extract whose folder was swapped for a symlink: --replace refuses too
+    out2 = tmp_path / "out2"
+    extract([warc], out2)
+    shutil.rmtree(out2 / "victim.example")
+    (out2 / "victim.example").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UnsafeOutput, match="symlink"):
+        extract([warc], out2, replace=True)
     assert list(outside.iterdir()) == []
+
+
+def test_replace_never_deletes_through_a_symlink(tmp_path: Path) -> None:
+    """The earlier extract listed victim.example/secret/file.txt; its folder is now a
+    symlink to a folder outside holding a file of that name. Replacing the extract
+    with one that no longer has that URL must not delete the outside file."""
+    first = hostile_warc(tmp_path, ["http://victim.example/secret/file.txt"])
+    out = tmp_path / "out"
+    extract([first], out)
+    outside = tmp_path / "outside"
+    (outside / "secret").mkdir(parents=True)
+    (outside / "secret" / "file.txt").write_bytes(b"keep me")
+    shutil.rmtree(out / "victim.example")
+    (out / "victim.example").symlink_to(outside, target_is_directory=True)
+    second = tmp_path / "second.warc"
+    second.write_bytes(hostile_warc(tmp_path, ["http://other.example/x.txt"]).read_bytes())
+    report = extract([second], out, replace=True)
+    assert report.files == 1 and report.removed == 0
+    assert (outside / "secret" / "file.txt").read_bytes() == b"keep me"
+    assert (out / "victim.example").is_symlink()
 
 
 def test_symlinked_file_is_not_written_through(tmp_path: Path) -> None:
@@ -127,15 +157,25 @@ def test_symlinked_file_is_not_written_through(tmp_path: Path) -> None:
     out = tmp_path / "out"
     (out / "victim.example").mkdir(parents=True)
     (out / "victim.example" / "f.txt").symlink_to(target)
-    with pytest.raises(UnsafeOutput):
+    with pytest.raises(OutputInUse):
         extract([warc], out)
+    assert target.read_bytes() == b"keep me"
+    # the same file of an earlier extract replaced by a symlink: --replace refuses it
+    out2 = tmp_path / "out2"
+    extract([warc], out2)
+    (out2 / "victim.example" / "f.txt").unlink()
+    (out2 / "victim.example" / "f.txt").symlink_to(target)
+    with pytest.raises(UnsafeOutput):
+        extract([warc], out2, replace=True)
     assert target.read_bytes() == b"keep me"
 
 
 def test_rerun_replaces_regular_files(tmp_path: Path) -> None:
     warc = hostile_warc(tmp_path, ["http://a.example/x.txt"])
     extract([warc], tmp_path / "out")
-    report = extract([warc], tmp_path / "out")
+    with pytest.raises(OutputInUse, match="--replace"):
+        extract([warc], tmp_path / "out")
+    report = extract([warc], tmp_path / "out", replace=True)
     assert report.files == 1
     assert (tmp_path / "out/a.example/x.txt").read_bytes() == b"payload 0"
 

@@ -9,12 +9,11 @@ import os
 import sqlite3
 import sys
 import zlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
 
-from webark.crawllog.parse import CUT_GZIP
+from webark.crawllog.parse import CUT_GZIP, CUT_GZIP_CODE
 from webark.dedup.build import SourceKind, SourceReport, load
 from webark.dedup.policy import DedupPolicy
 from webark.dedup.sqlite_dedup import open_index
@@ -22,20 +21,36 @@ from webark.dedup.sqlite_dedup import open_index
 if TYPE_CHECKING:
     from rich.console import Console
 
-ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".warc.zst")
+def _inputs(
+    crawl_logs: tuple[str, ...], warcs: tuple[str, ...], cdxs: tuple[str, ...]
+) -> list[tuple[SourceKind, str]]:
+    """The files to load, in order: crawl.logs and CDX files as given or found in a
+    folder (every file); (W)ARC files as ``webark stats`` and ``extract`` find them
+    (:func:`~webark.tools.input_files.archive_inputs`: folders walked for archive
+    names, a collection folder gives the WARCs its index holds). Each file is read
+    once per kind however often, and under whatever names, it is reached (a warning on
+    stderr says so): loading it twice would count its originals twice.
 
+    Raises:
+        click.ClickException: a collection folder cannot be read, or a WARC its index
+            holds is missing.
+    """
+    from webark.index.collection import CollectionError
+    from webark.tools.input_files import archive_inputs, unique_files, walk_files
 
-def _walk(paths: tuple[str, ...], suffixes: tuple[str, ...] | None) -> Iterator[str]:
-    """Files as given; directories walked (sorted) for files with ``suffixes``."""
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs.sort()
-                for name in sorted(files):
-                    if suffixes is None or name.endswith(suffixes):
-                        yield os.path.join(root, name)
-        else:
-            yield p
+    def warn(path: str, first: str) -> None:
+        same = "given twice" if path == first else f"is the same file as {first}"
+        click.echo(f"warning: {path} {same}: read once", err=True)
+
+    try:
+        warc_files = archive_inputs(warcs, on_repeat=warn)
+    except (OSError, CollectionError) as e:
+        raise click.ClickException(str(e)) from e
+    return [
+        *(("crawl-log", p) for p in unique_files(walk_files(crawl_logs), on_repeat=warn)),
+        *(("warc", p) for p in warc_files),
+        *(("cdx", p) for p in unique_files(walk_files(cdxs), on_repeat=warn)),
+    ]
 
 
 def _stderr_console() -> Console:
@@ -65,7 +80,8 @@ def dedup() -> None:
     "warcs",
     multiple=True,
     type=click.Path(),
-    help="WARC/ARC file, or a directory of them; repeatable.",
+    help="WARC/ARC file, a directory of them, or a collection folder (the WARCs its "
+    "index holds); repeatable.",
 )
 @click.option(
     "--from-cdx",
@@ -130,14 +146,14 @@ def build(
 
     Originals are captures with a payload digest and an accepted status: crawl.log lines
     not annotated as duplicates, response/resource records, non-revisit CDX lines.
+    Folders given to --from-crawl-log and --from-cdx are walked for every file, to
+    --from-warc for *.warc, *.warc.gz, *.warc.zst, *.arc, *.arc.gz. A file given twice
+    (also under another name, or again inside a folder) is read once, with a warning.
     Lines and records that cannot be read are reported with file and line or offset and
-    skipped. Exit status 1 when an input file could not be read at all.
+    skipped. Exit status 1 when an input file could not be read at all, or to the end
+    (a cut crawl.log.gz).
     """
-    inputs: list[tuple[SourceKind, str]] = [
-        *(("crawl-log", p) for p in _walk(crawl_logs, None)),
-        *(("warc", p) for p in _walk(warcs, ARCHIVE_SUFFIXES)),
-        *(("cdx", p) for p in _walk(cdxs, None)),
-    ]
+    inputs = _inputs(crawl_logs, warcs, cdxs)
     if not inputs:
         raise click.UsageError("give at least one --from-crawl-log, --from-warc or --from-cdx")
     policy = DedupPolicy(
@@ -192,18 +208,26 @@ def build(
                 except (EOFError, zlib.error) as e:  # a cut or damaged .gz crawl.log/CDX
                     failed += 1
                     err.print(
-                        f"[red]error[/]: {path}: gzip stream damaged or cut short "
+                        f"[red]error[/]: {path}: {CUT_GZIP} "
                         f"({e or 'ends early'}); the file could not be read to the end",
                         soft_wrap=True,
                     )
                     continue
                 reports.append(report)
-                for s in report.problems:
+                # the notice of a cut file (kept past the cap) comes after "… N more"
+                lines = [s for s in report.problems if s.code != CUT_GZIP_CODE]
+                cut_notes = [s for s in report.problems if s.code == CUT_GZIP_CODE]
+                for s in lines:
                     err.print(
                         f"{report.where(s)}: skipped: {s.message}", markup=False, soft_wrap=True
                     )
                 if report.errors > len(report.problems):
-                    err.print(f"{path}: … {report.errors - len(report.problems)} more")
+                    err.print(f"{path}: … {report.errors - len(report.problems)} more",
+                              markup=False, soft_wrap=True)
+                for s in cut_notes:
+                    err.print(
+                        f"{report.where(s)}: skipped: {s.message}", markup=False, soft_wrap=True
+                    )
         finally:
             if bar is not None:
                 bar.stop()
@@ -232,6 +256,6 @@ def build(
         err.print(summary, markup=False, soft_wrap=True)
     else:
         click.echo(summary)
-    cut = [r for r in reports if any(s.message.startswith(CUT_GZIP) for s in r.problems)]
+    cut = [r for r in reports if r.cut_short]
     if failed or cut:
         sys.exit(1)  # an input could not be read to the end (bad lines alone: exit 0)

@@ -24,14 +24,17 @@ def stats(inputs: tuple[str, ...], as_json: bool, html_path: str | None, top: in
     per year and per harvest (warcinfo isPartOf, else the WARC name prefix), and the
     revisit ratio. A file given twice is counted once.
 
-    Broken records are listed on stderr (file @ offset) and in the JSON "problems".
+    Broken records are listed on stderr (file @ offset) and in the JSON "problems":
+    the first 100; all of them are counted per kind (JSON "problem_counts"), and a last
+    line says how many more were not listed ("problems_not_listed").
     Exit status: 0; 1 when an input had broken records (the statistics cover what
     could be read) or on an error (with --json, stdout then holds {"error": …}); 2
     for usage errors.
     """
     from webark.cli.user_io import fail, unique_regular_files
     from webark.index.collection import CollectionError
-    from webark.tools.stats import archive_inputs, archive_stats
+    from webark.tools.input_files import archive_inputs
+    from webark.tools.stats import archive_stats
 
     given = unique_regular_files(inputs, what="WARC/ARC file", as_json=as_json, dirs_ok=True)
     try:
@@ -45,8 +48,10 @@ def stats(inputs: tuple[str, ...], as_json: bool, html_path: str | None, top: in
         result = archive_stats(files)
     except OSError as e:
         fail(str(e), as_json=as_json)
-    for p in result.problems:
+    for p in result.problems.listed:
         click.echo(p, err=True)
+    if (more := result.problems.summary()) is not None:
+        click.echo(more, err=True)
     if html_path:
         from webark.tools.stats_html import render_html
 

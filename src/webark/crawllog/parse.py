@@ -59,6 +59,18 @@ FIELD_NAMES: Final[tuple[str, ...]] = (
 )
 """Names of the 13 columns, in order (column ``n`` is ``FIELD_NAMES[n - 1]``)."""
 
+#: Start of the reason (for people) of the error :func:`iter_crawl_log` yields last for
+#: a crawl.log.gz that ends early or is damaged. Programs test
+#: ``CrawlLogError.code == CUT_GZIP_CODE`` instead.
+CUT_GZIP: Final = "gzip stream damaged or cut short"
+
+#: :attr:`CrawlLogError.code` of a line that does not parse (reading goes on).
+BAD_LINE: Final = "bad-line"
+
+#: :attr:`CrawlLogError.code` of the error ending a crawl.log.gz that is cut short or
+#: damaged: the file was not read to its end (callers report it as incomplete).
+CUT_GZIP_CODE: Final = "cut-gzip"
+
 
 class CrawlLogError(FormatError, ValueError):
     """A crawl.log line that cannot be read.
@@ -72,12 +84,17 @@ class CrawlLogError(FormatError, ValueError):
         path: the file, when known (set by :func:`iter_crawl_log`).
         line_number: the 1-based line number in ``path``, when known.
         offset: byte offset of the line's start in ``path``, when known.
+        code: what kind of error, for programs (the message is for people):
+            :data:`BAD_LINE` (a line that does not parse; reading goes on) or
+            :data:`CUT_GZIP_CODE` (a crawl.log.gz that ends early or is damaged; the
+            last item :func:`iter_crawl_log` yields, the file was not read to its end).
     """
 
     def __init__(
         self,
         reason: str,
         *,
+        code: str = BAD_LINE,
         field: str | None = None,
         column: int | None = None,
         text: str = "",
@@ -90,6 +107,7 @@ class CrawlLogError(FormatError, ValueError):
         self.column = column
         self.text = text
         self.line_number = line_number
+        self.code = code
         super().__init__(reason, path, offset)
         self.args = (self._message(),)
 
@@ -114,6 +132,7 @@ class CrawlLogError(FormatError, ValueError):
         """A copy of this error that names the file, line number and byte offset."""
         return CrawlLogError(
             self.reason,
+            code=self.code,
             field=self.field,
             column=self.column,
             text=self.text,
@@ -346,7 +365,9 @@ def iter_crawl_log(
     Yields:
         ``(line_number, CrawlLogLine)`` for good lines and ``(line_number,
         CrawlLogError)`` for bad ones, the error naming the file, line number, byte
-        offset (``None`` in a gzip file), field and column. Line numbers are 1-based
+        offset (``None`` in a gzip file), field and column. A gzip stream that ends
+        early or is damaged ends the iteration with an error whose ``code`` is
+        :data:`CUT_GZIP_CODE` (test the code, not the message). Line numbers are 1-based
         and count every line of the file (skipped header and blank lines included), so
         they match ``sed -n Np``.
         Blank lines are skipped. Lines are decoded as UTF-8, or Latin-1 if that fails.
@@ -363,7 +384,8 @@ def iter_crawl_log(
             if raw is None:  # the gzip stream ends early or is damaged
                 yield number, CrawlLogError(
                     f"{CUT_GZIP} after line {number - 1} "
-                    "(the lines before it were read)", path=name, line_number=number)
+                    "(the lines before it were read)", code=CUT_GZIP_CODE, path=name,
+                    line_number=number)
                 return
             start = offset
             offset += len(raw)
@@ -377,11 +399,6 @@ def iter_crawl_log(
                 yield number, parse_line(text)
             except CrawlLogError as e:
                 yield number, e.located(name, number, None if compressed else start)
-
-
-#: Start of the reason of the error :func:`iter_crawl_log` yields last for a crawl.log.gz
-#: that ends early or is damaged (callers treat that file as not read to the end).
-CUT_GZIP: Final = "gzip stream damaged or cut short"
 
 
 def _lines_until_damage(fh: IO[bytes] | gzip.GzipFile) -> Iterator[bytes | None]:

@@ -42,6 +42,7 @@ from webark.cdx.line import CdxLine
 from webark.core.digests import Digest
 from webark.core.timestamps import format_w3c_date, from_timestamp14
 from webark.crawllog import CrawlLogError, CrawlLogLine, iter_crawl_log
+from webark.crawllog.parse import CUT_GZIP_CODE
 from webark.dedup.policy import DedupPolicy
 from webark.dedup.sqlite_dedup import SqliteDedupIndex, date_micros, digest_bytes
 from webark.warc.reader import ArchiveReader
@@ -100,13 +101,17 @@ class Skip:
             ``"size"``).
         line: 1-based line number (crawl.log, CDX), when it applies.
         offset: byte offset (WARC record as stored; crawl.log line in a plain file).
-        message: detail for ``"error"`` items.
+        message: detail for ``"error"`` items (for people).
+        code: for programs, what kind of error: ``""``, or the
+            :attr:`~webark.crawllog.CrawlLogError.code` of a crawl.log error
+            (:data:`~webark.crawllog.parse.CUT_GZIP_CODE`: the file ends early).
     """
 
     reason: str
     line: int | None = None
     offset: int | None = None
     message: str = ""
+    code: str = ""
 
 
 @dataclass
@@ -118,7 +123,11 @@ class SourceReport:
         kind: ``"crawl-log"``, ``"warc"`` or ``"cdx"``.
         loaded: originals added to the index.
         skipped: items not added, per :attr:`Skip.reason`.
-        problems: the first :data:`MAX_PROBLEMS` ``"error"`` skips, with location.
+        problems: the first :data:`MAX_PROBLEMS` ``"error"`` skips, with location,
+            plus the one that says the file ends early (always kept).
+        cut_short: the file could not be read to its end (a crawl.log.gz cut short or
+            damaged, :data:`~webark.crawllog.parse.CUT_GZIP_CODE`): what came before
+            the damage was loaded.
     """
 
     path: str
@@ -126,6 +135,7 @@ class SourceReport:
     loaded: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     problems: list[Skip] = field(default_factory=list)
+    cut_short: bool = False
 
     @property
     def errors(self) -> int:
@@ -180,7 +190,7 @@ def crawl_log_originals(
     for number, item in iter_crawl_log(path):
         if isinstance(item, CrawlLogError):
             what = f"field {item.field_number} ({item.field}): " if item.field else ""
-            yield Skip("error", number, item.offset, what + item.reason)
+            yield Skip("error", number, item.offset, what + item.reason, code=item.code)
         else:
             yield _crawl_log_item(item, number, policy)
 
@@ -382,7 +392,10 @@ def load(
             report.skipped[item.reason] += 1
             if item.reason == "error":
                 log.info("%s: skipped: %s", report.where(item), item.message)
-                if len(report.problems) < MAX_PROBLEMS:
+                if item.code == CUT_GZIP_CODE:
+                    report.cut_short = True
+                    report.problems.append(item)  # whatever the count: the user must know
+                elif len(report.problems) < MAX_PROBLEMS:
                     report.problems.append(item)
         if progress is not None and n % 1000 == 0:
             progress(n)

@@ -29,6 +29,11 @@ symlink planted in ``DIR`` can make the extractor write outside ``DIR``
 ``_webark_partial_PID_N`` and renamed when complete, and the manifest is written last,
 so an interrupted run leaves no cut file under a final name and no manifest.
 
+The output folder must be new or empty; one that holds an earlier extract is replaced
+only with ``replace`` (``--replace``), which overwrites or removes exactly the files the
+earlier manifest lists and touches nothing else, so the new manifest describes the tree
+(:mod:`webark.tools.extract_previous`).
+
 The manifest ``DIR/_webark_manifest.csv`` (or ``.json``) maps each file to its URL,
 14-digit timestamp, WARC-Date, record type, HTTP status, MIME type, source (W)ARC file
 and record offset (for a revisit: the revisit's own file and offset, and the
@@ -60,12 +65,21 @@ from webark.tools.extract_paths import (
     url_to_path,
     with_suffix_tag,
 )
+from webark.tools.extract_previous import (
+    MANIFEST_FILES,
+    MANIFEST_NAME,
+    PENDING_NAME,
+    OutputInUse,
+    check_may_write,
+    pending_json,
+    previous_extract,
+)
+from webark.tools.problem_tally import ProblemTally
 from webark.warc.reader import ArchiveReader
 from webark.warc.record import WarcRecord
 
 log = logging.getLogger(__name__)
 
-MANIFEST_NAME = RESERVED_PREFIX + "_manifest"
 PARTIAL_PREFIX = RESERVED_PREFIX + "_partial_"
 """Name prefix of a file being written (renamed when complete; left only by a crash)."""
 ManifestFormat = Literal["csv", "json"]
@@ -136,7 +150,13 @@ class ExtractReport:
             ``revisit-unresolved``, ``older-capture``, ``no-url``).
         not_decoded: files written as stored because their Content-Encoding did not
             decode.
-        problems: reader problems (broken records) and write problems, as text.
+        removed: files of the earlier extract (``replace``) that this run does not
+            write, removed.
+        problems: reader problems (broken records, kind = their code), empty files
+            (``empty-file``) and incomplete payloads (``truncated-payload``): all
+            counted per kind, the first
+            :data:`~webark.tools.problem_tally.MAX_LISTED` kept as text with file @
+            offset (:class:`~webark.tools.problem_tally.ProblemTally`).
         truncated: files written from records whose payload is incomplete
             (``WARC-Truncated``, or a block cut short); the manifest's ``truncated``
             column says why.
@@ -149,12 +169,20 @@ class ExtractReport:
     bytes: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     not_decoded: int = 0
-    problems: list[str] = field(default_factory=list)
+    problems: ProblemTally = field(default_factory=ProblemTally)
     truncated: int = 0
+    removed: int = 0
     manifest: str = ""
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def to_json(self) -> dict[str, object]:
+        """The ``--json`` report: the attributes above, ``problems`` as the listed text
+        plus ``problem_counts``, ``problems_total`` and ``problems_not_listed``."""
+        out: dict[str, object] = {k: v for k, v in vars(self).items() if k != "problems"}
+        out.update(self.problems.to_json())
+        return out
 
 
 def _mime(rec: WarcRecord) -> str | None:
@@ -225,8 +253,13 @@ class CaptureSurvey:
     def add_file(self, path: str) -> None:
         reader = ArchiveReader(path)
         before = self.report.records
+        problems = self.report.problems
+        errors_before = problems.total
         for rec in reader:
             self.report.records += 1
+            if reader.problems:  # counted as they come, not kept (bounded memory)
+                problems.add_reader_errors(reader.problems)
+                reader.problems.clear()
             rtype = rec.type
             if rtype not in ("response", "resource", "revisit"):
                 continue
@@ -248,10 +281,11 @@ class CaptureSurvey:
             if cap.digest and cap.digest not in self.originals:
                 self.originals[cap.digest] = (path, rec.offset, cap.mime)
             self._keep(cap)
-        errors = [str(p) for p in reader.problems if p.severity == "error"]
-        if self.report.records == before and not errors:
-            errors.append(f"{path} @ 0: error: no WARC or ARC record found (empty file?)")
-        self.report.problems += errors
+        problems.add_reader_errors(reader.problems)
+        reader.problems.clear()
+        if self.report.records == before and problems.total == errors_before:
+            problems.add("empty-file",
+                         f"{path} @ 0: error: no WARC or ARC record found (empty file?)")
 
     def finish(self) -> list[Capture]:
         """Resolve revisits against the originals seen, then return every kept capture,
@@ -372,9 +406,7 @@ class TreeWriter:
         without an error: an interrupted run (Ctrl-C, full disk) never leaves a cut
         file under a name that looks finished.
         """
-        for p in parts:
-            if not p or p in (".", "..") or "/" in p or "\0" in p:
-                raise UnsafeOutput(f"unsafe path component {p!r}")
+        _check_parts(parts)
         fd = self._root_fd
         opened: list[int] = []
         try:
@@ -412,6 +444,53 @@ class TreeWriter:
                 os.close(d)
 
 
+    def remove(self, parts: Sequence[str]) -> bool:
+        """Delete the regular file ``root/parts…`` and then the folders on its way that
+        this leaves empty (never ``root``), without following any symlink.
+
+        Returns:
+            True when a file was deleted; False when there is none (missing, or a
+            symlink, folder or other non-regular file there or on the way: left alone).
+
+        Raises:
+            UnsafeOutput: a component is not a plain name (``..``, ``/``, NUL, empty).
+        """
+        _check_parts(parts)
+        fd = self._root_fd
+        opened: list[int] = []
+        try:
+            for name in parts[:-1]:
+                try:
+                    fd = _open_dir(fd, name, create=False)
+                except (FileNotFoundError, UnsafeOutput):
+                    return False
+                opened.append(fd)
+            try:
+                st = os.lstat(parts[-1], dir_fd=fd)
+            except FileNotFoundError:
+                return False
+            if not stat.S_ISREG(st.st_mode):
+                return False
+            os.unlink(parts[-1], dir_fd=fd)
+            for i in range(len(opened) - 1, -1, -1):  # innermost folder first
+                try:
+                    os.rmdir(parts[i], dir_fd=opened[i - 1] if i else self._root_fd)
+                except OSError:  # not empty (or gone): the folders above are not either
+                    break
+            return True
+        finally:
+            for d in opened:
+                os.close(d)
+
+
+def _check_parts(parts: Sequence[str]) -> None:
+    if not parts:
+        raise UnsafeOutput("empty path")
+    for p in parts:
+        if not p or p in (".", "..") or "/" in p or "\0" in p:
+            raise UnsafeOutput(f"unsafe path component {p!r}")
+
+
 def _payload(rec: WarcRecord) -> tuple[BinaryIO, bool]:
     """The payload with Content-Encoding undone, and whether decoding worked."""
     h = rec.http
@@ -436,7 +515,9 @@ def _by_source(planned: Iterable[Capture]) -> dict[str, dict[int, list[Capture]]
 
 def _iter_needed(path: str, offsets: dict[int, list[Capture]]) -> Iterator[WarcRecord]:
     remaining = len(offsets)
-    for rec in ArchiveReader(path):
+    reader = ArchiveReader(path)
+    for rec in reader:
+        reader.problems.clear()  # reported by the survey; not kept twice
         if rec.offset in offsets:
             yield rec
             remaining -= 1
@@ -451,14 +532,25 @@ def extract(
     all_captures: bool = False,
     include_revisits: bool = False,
     manifest_format: ManifestFormat = "csv",
+    replace: bool = False,
     progress: Progress | None = None,
 ) -> ExtractReport:
     """Extract ``warcs`` into ``outdir`` (see the module docstring).
+
+    ``outdir`` must be new or empty, or hold an earlier extract and ``replace`` be True
+    (:mod:`webark.tools.extract_previous`): then the files the earlier manifest (or an
+    interrupted run's pending list) names are overwritten or, when this run does not
+    write them, removed; nothing else in ``outdir`` is deleted or overwritten. The
+    pending list ``_webark_pending.json`` is written before anything else changes and
+    removed after the manifest, so an interrupted run can be finished with ``replace``.
 
     Returns:
         An :class:`ExtractReport`.
 
     Raises:
+        OutputInUse: ``outdir`` is not empty and holds no earlier extract; or holds one
+            and ``replace`` is False; or a file to write is there unlisted (checked
+            after the survey, before anything is changed).
         UnsafeOutput: the output folder holds a symlink or file where a folder is
             needed (nothing is written through it).
         OSError: a (W)ARC cannot be read or a file cannot be written.
@@ -472,9 +564,19 @@ def extract(
     captures = survey.finish()
     report.captures = len(captures)
     planned = plan_paths(captures, all_captures=all_captures, report=report)
+    prev = previous_extract(outdir)
+    targets = {cap.path for cap in planned}
+    check_may_write(prev, targets, replace=replace)
     tree = TreeWriter(outdir)
     rows: list[dict[str, object]] = []
     try:
+        owned = prev.files if prev is not None else set()
+        with tree.open([PENDING_NAME]) as f:  # first: what this run may leave behind
+            f.write(pending_json(targets | owned))
+        for name in MANIFEST_FILES:  # the earlier manifest no longer describes the tree
+            tree.remove([name])
+        for stale in sorted(owned - targets):
+            report.removed += tree.remove(stale)
         for source, offsets in _by_source(planned).items():
             for rec in _iter_needed(source, offsets):
                 cut = truncation(rec)
@@ -490,7 +592,8 @@ def extract(
                     report.not_decoded += not decoded
                     if cut:
                         report.truncated += 1
-                        report.problems.append(
+                        report.problems.add(
+                            "truncated-payload",
                             f"{cap.source_file} @ {cap.source_offset}: payload of {cap.url} "
                             f"is incomplete ({cut}); written as {'/'.join(cap.path)}, "
                             "flagged in the manifest's truncated column"
@@ -500,6 +603,7 @@ def extract(
                         progress(report.files, len(planned))
         rows.sort(key=lambda r: str(r["file"]))
         report.manifest = _write_manifest(tree, rows, manifest_format)
+        tree.remove([PENDING_NAME])
     finally:
         tree.close()
     return report
@@ -561,6 +665,7 @@ __all__ = [
     "Capture",
     "CaptureSurvey",
     "ExtractReport",
+    "OutputInUse",
     "TreeWriter",
     "UnsafeOutput",
     "extract",

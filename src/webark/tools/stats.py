@@ -25,7 +25,9 @@ Definitions (all byte counts in bytes):
 Memory is constant in the number of records except for per-key state: one 8-byte hash
 per distinct URL (the URL count), and per-host, per-MIME, per-year, per-harvest
 counters, the payload size per distinct digest, and the unresolved revisits grouped by
-(digest, MIME, year, harvest) until the end.
+(digest, MIME, year, harvest) until the end. Broken records are counted per kind and
+only the first :data:`~webark.tools.problem_tally.MAX_LISTED` are kept as text (file @
+offset), however damaged the input.
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from webark.index.source import digest_key
+from webark.tools.input_files import ARCHIVE_SUFFIXES, archive_inputs
+from webark.tools.problem_tally import ProblemTally
 from webark.warc.payload import dechunk
 from webark.warc.reader import ArchiveReader
 from webark.warc.record import WarcRecord
 
 CAPTURE_TYPES = frozenset({"response", "resource", "revisit"})
-ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".warc.zst", ".arc", ".arc.gz")
 
 _HARVEST_TAIL = re.compile(r"-\d{14,17}(?:-.*)?$")
 
@@ -93,7 +96,9 @@ class ArchiveStats:
         urls: distinct capture URLs; hosts: captures per host (lowercased).
         mime, year, harvest: a :class:`Bucket` per MIME type / year / harvest.
         unresolved_revisits: revisits whose original was not among the inputs.
-        problems: reader errors (broken records) as ``file @ offset: …`` text.
+        problems: reader errors (broken records): counted per kind, the first
+            :data:`~webark.tools.problem_tally.MAX_LISTED` kept as ``file @ offset: …``
+            text (:class:`~webark.tools.problem_tally.ProblemTally`).
     """
 
     files: int = 0
@@ -108,7 +113,7 @@ class ArchiveStats:
     year: dict[str, Bucket] = field(default_factory=dict)
     harvest: dict[str, Bucket] = field(default_factory=dict)
     unresolved_revisits: int = 0
-    problems: list[str] = field(default_factory=list)
+    problems: ProblemTally = field(default_factory=ProblemTally)
 
     @property
     def revisit_ratio(self) -> float:
@@ -122,7 +127,9 @@ class ArchiveStats:
         return t.savings / t.represented if t.represented else 0.0
 
     def to_json(self) -> dict[str, object]:
-        """A JSON-ready dict (the ``--json`` output); keyed tables sorted by key."""
+        """A JSON-ready dict (the ``--json`` output); keyed tables sorted by key.
+        ``problems`` lists the first problems as text, ``problem_counts`` counts all
+        of them per kind, ``problems_not_listed`` says how many are not listed."""
         return {
             "files": self.files,
             "file_bytes": self.file_bytes,
@@ -139,7 +146,7 @@ class ArchiveStats:
             "per_mime": {k: v.to_json() for k, v in sorted(self.mime.items())},
             "per_year": {k: v.to_json() for k, v in sorted(self.year.items())},
             "per_harvest": {k: v.to_json() for k, v in sorted(self.harvest.items())},
-            "problems": self.problems,
+            **self.problems.to_json(),
         }
 
 
@@ -224,10 +231,14 @@ class StatsCollector:
         s.file_bytes += os.path.getsize(p)
         harvest = harvest_of_name(p)
         reader = ArchiveReader(p)
+        errors_before = s.problems.total
         n = 0
         for n, rec in enumerate(reader, start=1):
             if progress is not None and n % 10_000 == 0:
                 progress(n)
+            if reader.problems:  # counted as they come, not kept (bounded memory)
+                s.problems.add_reader_errors(reader.problems)
+                reader.problems.clear()
             rtype = rec.type
             s.records += 1
             s.records_by_type[rtype] += 1
@@ -239,9 +250,11 @@ class StatsCollector:
             if rtype not in CAPTURE_TYPES or not url:
                 continue
             self._capture(rec, url, stored, harvest)
-        s.problems += [str(x) for x in reader.problems if x.severity == "error"]
-        if n == 0 and not any(x.severity == "error" for x in reader.problems):
-            s.problems.append(f"{p} @ 0: error: no WARC or ARC record found (empty file?)")
+        s.problems.add_reader_errors(reader.problems)
+        reader.problems.clear()
+        if n == 0 and s.problems.total == errors_before:
+            s.problems.add("empty-file",
+                           f"{p} @ 0: error: no WARC or ARC record found (empty file?)")
 
     def _capture(self, rec: WarcRecord, url: str, stored: int, harvest: str) -> None:
         s = self.stats
@@ -287,65 +300,6 @@ class StatsCollector:
                 b.represented += size * count
         self._pending.clear()
         return s
-
-
-def collection_warcs(root: str | os.PathLike[str]) -> list[str]:
-    """The (W)ARC files a collection folder indexes, where they are: each name its
-    index holds, found through ``locations.loc``, ``warcs/`` and the configured
-    locations (so WARCs added ``--in-place`` count, and a copy left in ``warcs/`` after
-    ``collection remove`` does not).
-
-    Raises:
-        FileNotFoundError: an indexed WARC is nowhere to be found (the message names
-            it and where it was looked for).
-        CollectionError: the folder is not a readable collection.
-    """
-    from webark.index.collection import Collection
-
-    out: list[str] = []
-    with Collection.open(root) as coll:
-        resolver = coll.resolver()
-        for f in coll.indexed():
-            tried = resolver.candidates(f.name)
-            found = next((c for c in tried if os.path.isfile(c)), None)
-            if found is None:
-                raise FileNotFoundError(
-                    f"collection {os.fspath(root)}: indexed WARC {f.name} not found "
-                    f"(looked at {', '.join(tried) or 'no location'})"
-                )
-            out.append(found)
-    return out
-
-
-def archive_inputs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """(W)ARC files from ``paths``: files as given; a folder's archive files (by
-    suffix, sorted, recursively); a collection folder (``collection.toml``) gives the
-    WARCs its index holds (:func:`collection_warcs`). A file reached twice (given
-    twice, or also inside a given folder) is listed once, where first reached.
-
-    Raises:
-        FileNotFoundError, CollectionError: see :func:`collection_warcs`.
-    """
-    out: list[str] = []
-    for given in paths:
-        p = os.fspath(given)
-        if os.path.isdir(p):
-            if os.path.exists(os.path.join(p, "collection.toml")):
-                out += collection_warcs(p)
-                continue
-            for d, dirs, names in os.walk(p):
-                dirs.sort()
-                out += [os.path.join(d, n) for n in sorted(names) if n.endswith(ARCHIVE_SUFFIXES)]
-        else:
-            out.append(p)
-    seen: set[str] = set()
-    unique: list[str] = []
-    for f in out:
-        key = os.path.realpath(f)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    return unique
 
 
 def archive_stats(paths: Iterable[str | os.PathLike[str]]) -> ArchiveStats:
