@@ -19,7 +19,9 @@ What each worker does with a URI (Heritrix 3's processor chain, much simplified)
    WARC and logged in crawl.log with hop path ``…P`` and the URI as via; then the worker
    waits the politeness delay (robots.txt Crawl-delay included) before fetching the URI
    itself. Heritrix schedules prerequisites as separate ``P`` URIs instead; the log
-   lines are the same.
+   lines are the same. A robots.txt that redirects is followed up to five hops, to any
+   host (RFC 9309 §2.3.1.2), each hop logged with hop ``R`` (``PR``, ``PRR`` …) and the
+   rules reached applied to the first origin (and to any robots.txt on the way).
 2. **Robots** — a URI excluded by robots.txt is logged with status -9998 and not fetched;
    when robots.txt could not be fetched (network error, 5xx: RFC 9309 "unreachable")
    the URI is logged with -61 (robots prerequisite failure) and not fetched.
@@ -61,8 +63,9 @@ flight back in their queues, and the statistics are rebuilt from crawl.log. The 
 a ``kill -9`` can hit between two files are closed so that crawl.log keeps exactly one
 final line per URI: a torn last line is cut; a URI whose line was written before the
 kill but not reported to the frontier is finished as logged, not fetched again; a
-robots.txt logged but not yet saved in ``state/robots.sqlite`` is fetched again (its URI
-was in flight) but not logged twice; ``dns:`` lookups logged by earlier runs are not
+robots.txt logged but not yet saved in ``state/robots.sqlite`` is read back from the
+WARC record its line points at (neither fetched nor logged again; fetched and logged
+when that record cannot be read); ``dns:`` lookups logged by earlier runs are not
 recorded again while valid (6 h).
 
 Recrawls (``dedup_index`` pointing at an earlier job's index): with
@@ -82,6 +85,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable
@@ -93,7 +97,7 @@ from urllib.parse import urlsplit
 
 from webark.core.digests import digest_label
 from webark.crawl.curi import CrawlURI
-from webark.crawl.extract import Link, extract_links
+from webark.crawl.extract import Link, extract_links, resolve
 from webark.crawl.extract.pool import ExtractPool, default_processes
 from webark.crawl.frontier import Frontier, FrontierConfig, anchored_clock, politeness_delay
 from webark.crawl.job import CrawlJob
@@ -105,6 +109,7 @@ from webark.crawllog.parse import iter_crawl_log
 from webark.dedup import DedupIndex
 from webark.dedup.policy import DedupPolicy
 from webark.fetch import Exchange, FetchLimits, HttpFetcher, refusal
+from webark.fetch.body import decode_bounded, decoded_body
 from webark.fetch.dns import ip_literal
 from webark.robots import (
     RobotsCache,
@@ -115,7 +120,6 @@ from webark.robots import (
     robots_url,
 )
 from webark.warc.builders import MetadataFields, Original, WarcinfoFields
-from webark.warc.payload import dechunk, decode_content
 from webark.warc.reader import ArchiveReader
 from webark.warc.repair import repair_open_file
 from webark.warc.writer import AsyncWarcWriter, WarcWriter
@@ -129,6 +133,8 @@ S_ROBOTS_PREREQUISITE_FAILURE = -61
 S_DOMAIN_PREREQUISITE_FAILURE = -6
 _MAX_EXTRACT_BYTES = 20 * 1024 * 1024
 _MAX_QUEUED_MEMO = 200_000
+_ROBOTS_REDIRECTS = 5  # RFC 9309 §2.3.1.2: follow at least five
+_ROBOTS_HOP = re.compile(r"PR+$")  # hop path of a redirect of a robots.txt
 
 
 class CrawlSetupError(Exception):
@@ -151,15 +157,18 @@ def _now() -> datetime:
 
 
 def _body(ex: Exchange) -> bytes:
-    """The entity body of a response with transfer and content codings undone (for
-    link extraction only; the WARC keeps the wire bytes)."""
-    data = ex.response.read_all()[ex.head_length :]
-    if "chunked" in (ex.header("Transfer-Encoding") or "").lower():
-        data, _ = dechunk(data)
-    try:
-        return decode_content(data, ex.header("Content-Encoding"))
-    except ValueError:
-        return data
+    """The entity body of a response with transfer and content codings undone, its
+    first ``_MAX_EXTRACT_BYTES`` bytes (for link extraction and robots.txt only; the WARC
+    keeps the wire bytes): a decompression bomb is cut there (:mod:`webark.fetch.body`)."""
+    return decoded_body(ex, _MAX_EXTRACT_BYTES).data
+
+
+def _redirect_target(ex: Exchange) -> str | None:
+    """The absolute http(s) URL a 3xx response redirects to, or None."""
+    if not ex.ok or ex.http_status is None or not 300 <= ex.http_status < 400:
+        return None
+    location = ex.header("Location")
+    return resolve(ex.url, location) if location else None
 
 
 class CrawlController:
@@ -241,7 +250,6 @@ class CrawlController:
         self.repaired: list[str] = []
         self._dns_done: set[str] = set()
         self._resume_log = _ResumeLog()
-        self._robots_logged_unsaved: set[str] = set()
         self._robots_db: sqlite3.Connection | None = None
 
     # -- control ----------------------------------------------------------------------
@@ -728,28 +736,34 @@ class CrawlController:
         if policy is not None:
             return policy
         rurl = robots_url(curi.uri)
-        ex = await self.fetcher.fetch(rurl)
         pre = curi.child(rurl, "P")
-        extra = None
-        annotations = ex.annotations
-        if ex.ok:  # deduplicated like any capture (never conditional: the rules are needed)
-            original, kind = self._revisit_of(ex)
-            if original is not None:
-                annotations = (*annotations, f"duplicate:{kind}")
-                self.stats.note_revisit(rurl, original.target_uri)
-            extra = await self._write(pre, ex, (), original)
-            body = _body(ex) if 200 <= ex.status < 300 else b""
-            policy = self.robots.record(rurl, ex.http_status, body)
+        # RFC 9309 §2.3.1.2: follow up to five redirects, even to other hosts; the rules
+        # reached are those of this origin. Each hop is a capture, logged (hop R); more
+        # redirects or a loop leave a 3xx: robots.txt unavailable (allow all).
+        chain = []
+        known = None  # the entry of a robots.txt redirected to, when already fetched
+        for hops in range(_ROBOTS_REDIRECTS + 1):
+            chain.append(pre.uri)
+            ex = await self.fetcher.fetch(pre.uri)
+            await self._robots_capture(pre, ex, n)
+            target = _redirect_target(ex) if hops < _ROBOTS_REDIRECTS else None
+            if target is None or target in chain:  # a loop: robots.txt unavailable
+                break
+            if target == robots_url(target):
+                known = self.robots.entry(target)
+                if known is not None:  # not fetched (nor logged) twice
+                    break
+            pre = pre.child(target, "R")
+        if known is not None:
+            body, status = known.body, known.http_status
         else:
-            policy = self.robots.record(rurl, None)
-        if rurl in self._robots_logged_unsaved:
-            self._robots_logged_unsaved.discard(rurl)
-        else:  # logged before it is saved: a kill in between refetches, never loses it
-            self._log_line(
-                pre, ex.status, n, ex=ex, size=ex.payload_size if ex.ok else 0,
-                annotations=annotations, extra=extra,
-                duplicate="duplicate:digest" in annotations,
-            )  # fmt: skip
+            body = _body(ex) if ex.ok and 200 <= ex.status < 300 else b""
+            status = ex.http_status if ex.ok else None
+        policy = self.robots.record(rurl, status, body)
+        for url in chain[1:]:  # the robots.txt of another origin on the way: the same
+            if url == robots_url(url) and self.robots.entry(url) is None:
+                self.robots.record(url, status, body)
+                self._persist_robots(url)
         self._persist_robots(rurl)
         # politeness between the prerequisite and the URI itself, as between two URIs
         delay = politeness_delay(
@@ -759,6 +773,25 @@ class CrawlController:
         )
         await asyncio.sleep(delay)
         return policy
+
+    async def _robots_capture(self, pre: CrawlURI, ex: Exchange, n: int) -> None:
+        """Write (deduplicated like any capture; never conditional: the rules are needed)
+        and log one robots.txt fetch, or one hop of its redirects."""
+        extra = None
+        annotations = ex.annotations
+        if ex.ok:
+            original, kind = self._revisit_of(ex)
+            if original is not None:
+                annotations = (*annotations, f"duplicate:{kind}")
+                self.stats.note_revisit(pre.uri, original.target_uri)
+            extra = await self._write(pre, ex, (), original)
+        # logged before the rules are saved: after a kill in between, resume reads them
+        # back from the WARC records the lines point at (_robots_from_warc)
+        self._log_line(
+            pre, ex.status, n, ex=ex, size=ex.payload_size if ex.ok else 0,
+            annotations=annotations, extra=extra,
+            duplicate="duplicate:digest" in annotations,
+        )  # fmt: skip
 
     def _persist_robots(self, url: str) -> None:
         """Keep the origin's robots.txt entry in ``state/robots.sqlite`` so a resumed
@@ -791,12 +824,52 @@ class CrawlController:
             except (KeyError, TypeError, ValueError) as e:
                 log.warning("ignoring a bad robots.txt entry in the state: %s", e)
         self.robots.load(entries)
-        # robots.txt logged by an earlier run that was killed before saving it: it is
-        # fetched again (its URI was in flight) but not logged twice
-        self._robots_logged_unsaved = {
-            u for u in self._resume_log.prerequisites
-            if u.endswith("/robots.txt") and self.robots.entry(u) is None
-        }  # fmt: skip
+        # robots.txt logged by an earlier run that was killed before saving it
+        for url, line in list(self._resume_log.robots.items()):
+            if (
+                line.hop_path.endswith("P")
+                and self.robots.entry(url) is None
+                and self._robots_from_warc(url, line)
+            ):
+                self._persist_robots(url)
+
+    def _robots_from_warc(self, url: str, line: CrawlLogLine) -> bool:
+        """Record the robots.txt that ``line`` (of an earlier run) logged, reading its
+        body from the WARC record the line's ``warcFilename``/``warcFileOffset`` point
+        at (through the logged redirect hops, if any), so a resumed crawl neither
+        fetches it again nor logs a second line for one URI. A failed fetch (status
+        < 0) is recorded as unreachable again. Returns False when a record or a hop
+        cannot be used (then the robots.txt is fetched and logged as a new capture)."""
+        try:
+            for _ in range(_ROBOTS_REDIRECTS + 1):
+                if line.status < 0:
+                    self.robots.record(url, None)
+                    return True
+                extra = json.loads(line.extra_info or "{}")
+                path = self.job.warcs_dir / os.path.basename(str(extra["warcFilename"]))
+                rec = next(iter(ArchiveReader(str(path), start=int(extra["warcFileOffset"]))))
+                head = rec.http
+                if rec.type != "response" or rec.target_uri != line.uri or head is None:
+                    return False
+                status = head.status or 0
+                location = next((v for k, v in head.headers if k.lower() == "location"), None)
+                target = resolve(line.uri, location) if location else None
+                if 300 <= status < 400 and target is not None:
+                    hop = self._resume_log.robots.get(target)
+                    if hop is None:  # killed within the redirects: fetch them again
+                        return False
+                    line = hop
+                    continue
+                body = b""
+                if 200 <= status < 300:
+                    body = decode_bounded(
+                        rec.payload(), head.content_encoding, _MAX_EXTRACT_BYTES
+                    ).data
+                self.robots.record(url, status, body)
+                return True
+        except Exception as e:  # no such file/record, a revisit …: fetch it again
+            log.warning("resume: robots.txt %s not read back from its WARC: %s", url, e)
+        return False
 
     async def _links(self, curi: CrawlURI, ex: Exchange) -> list[Link]:
         """The outlinks of a fetched URI ([] when extraction fails: logged)."""
@@ -839,7 +912,9 @@ class CrawlController:
                     return []
                 ctype = next((v for k, v in head.headers if k.lower() == "content-type"), None)
                 mime = ctype.split(";", 1)[0].strip().lower() if ctype else None
-                body = rec.payload(decode_content_encoding=True)
+                body = decode_bounded(  # a bomb captured earlier stays cut (fetch.body)
+                    rec.payload(), head.content_encoding, _MAX_EXTRACT_BYTES
+                ).data
                 return extract_links(curi.uri, mime, body, head.headers)
         except Exception:  # a damaged or moved file: no links, the crawl goes on
             log.exception("could not read the last capture of %s from %s", curi.uri, path)
@@ -1072,11 +1147,19 @@ class _ResumeLog:
     def __init__(self) -> None:
         self.last: CrawlLogLine | None = None
         self.prerequisites: dict[str, datetime] = {}
+        self.robots: dict[str, CrawlLogLine] = {}
+        """The last line of each robots.txt prerequisite (hop ``P``) and of each of its
+        redirects (``PR``, ``PRR`` …), by URI."""
 
     def note(self, line: CrawlLogLine) -> None:
         self.last = line
-        if line.hop_path.endswith("P") and line.status > 0:
-            self.prerequisites[line.uri] = line.timestamp
+        if line.hop_path.endswith("P"):
+            if line.status > 0:
+                self.prerequisites[line.uri] = line.timestamp
+            if line.uri.endswith("/robots.txt"):
+                self.robots[line.uri] = line
+        elif _ROBOTS_HOP.search(line.hop_path):
+            self.robots[line.uri] = line
 
     def dns_recorded(self, host: str, valid_s: float) -> bool:
         """True when ``dns:HOST`` was logged less than ``valid_s`` seconds ago."""

@@ -3,6 +3,7 @@ received, what was parsed from them, timing, truncation and failure."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +19,7 @@ Truncation = Literal["length", "time"]
 the ``WARC-Truncated`` values of WARC 1.1 §5.13."""
 
 _ANNOTATIONS: dict[str, str] = {"length": "lenTrunc", "time": "timeTrunc"}
+_MIME = re.compile(r"[^\s;,]+")
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,13 @@ class Exchange:
 
     @property
     def mime(self) -> str | None:
-        """The media type without parameters, lowercased (crawl.log MIME field)."""
+        """The media type without parameters, lowercased (crawl.log MIME field): the
+        ``Content-Type`` value up to the first whitespace, ``;`` or ``,`` (Heritrix
+        ``MimetypeUtils.truncate``, ``^([^\\s;,]+)``), so a value such as ``text/html
+        foo`` cannot add fields to a crawl.log line. None when there is no such type."""
         ct = self.content_type
-        return ct.split(";", 1)[0].strip().lower() if ct else None
+        m = _MIME.match(ct.strip()) if ct else None
+        return m.group().lower() if m else None
 
     @property
     def annotations(self) -> tuple[str, ...]:

@@ -26,11 +26,16 @@ import h11
 from webark.core.digests import Hasher
 from webark.fetch.codes import S_CONNECT_FAILED, S_CONNECT_LOST, S_TIMEOUT, FetchFailure
 from webark.fetch.exchange import Truncation
+from webark.fetch.lenient import lenient_fields, mend_heads
 from webark.fetch.limits import FetchLimits
 from webark.warc.record import Block
 
 READ_SIZE = 64 * 1024
 """Bytes asked of the socket per read."""
+
+MAX_MENDS = 4
+"""Times one response's heads may be mended (:mod:`webark.fetch.lenient`) after h11
+refused one (each interim 1xx head may need it)."""
 
 PoolKey = tuple[str, str, int]
 """``(scheme, host, port)`` of a connection."""
@@ -131,9 +136,30 @@ class Connection:
     state: h11.Connection = field(init=False)
     uses: int = 0
     idle_since: float = 0.0
+    _sent: tuple[h11.Request, bytes] | None = None
 
     def __post_init__(self) -> None:
         self.state = h11.Connection(h11.CLIENT, max_incomplete_event_size=self.max_head_size)
+
+    def _reparse(self, received: bytes, eof: bool) -> bool:
+        """Start the h11 state of the current exchange again on ``received`` (the
+        response bytes so far, heads mended); False when that is not possible."""
+        if self._sent is None:
+            return False
+        request, body = self._sent
+        state = h11.Connection(h11.CLIENT, max_incomplete_event_size=self.max_head_size)
+        try:
+            state.send(request)
+            if body:
+                state.send(h11.Data(data=body))
+            state.send(h11.EndOfMessage())
+            state.receive_data(received)
+            if eof:
+                state.receive_data(b"")
+        except h11.ProtocolError:
+            return False
+        self.state = state
+        return True
 
     @property
     def usable(self) -> bool:
@@ -160,6 +186,7 @@ class Connection:
         if body:
             out += self.state.send(h11.Data(data=body)) or b""
         out += self.state.send(h11.EndOfMessage()) or b""
+        self._sent = (request, body)
         return out
 
     async def roundtrip(
@@ -197,6 +224,8 @@ class Connection:
         head_seen = False
         cut = False  # max_size reached: stop after h11 has seen what was kept
         max_size = limits.max_size
+        mends = 0  # heads mended after h11 refused them (webark.fetch.lenient)
+        eof = False
 
         def fail(code: int, kind: str, message: str) -> Response:
             resp.failure = FetchFailure(code, kind, message)
@@ -220,6 +249,12 @@ class Connection:
             except h11.RemoteProtocolError as e:
                 if reused and fed == 0:
                     raise StaleConnection(str(e)) from e
+                if not head_seen and mends < MAX_MENDS:  # a head browsers would read
+                    mended = mend_heads(rec.prefix(fed))
+                    mends += 1
+                    if mended is not None and self._reparse(mended, eof):
+                        conn = self.state
+                        continue
                 return fail(S_CONNECT_LOST, "RemoteProtocolError", f"bad HTTP response: {e}")
             if event is h11.NEED_DATA:
                 if cut:
@@ -275,6 +310,7 @@ class Connection:
                         break
                 rec.write(chunk)
                 fed += len(chunk)
+                eof = eof or not chunk
                 conn.receive_data(chunk)
                 continue
             if isinstance(event, h11.InformationalResponse):
@@ -286,10 +322,14 @@ class Connection:
                 resp.status = event.status_code
                 resp.reason = event.reason.decode("iso-8859-1")
                 resp.http_version = event.http_version.decode("ascii", "replace")
-                resp.headers = tuple(
-                    (n.decode("iso-8859-1"), v.decode("iso-8859-1"))
-                    for n, v in event.headers.raw_items()
-                )
+                if mends:  # the fields as sent, not as mended for h11
+                    raw_head = rec.prefix(start + resp.head_length)[start:]
+                    resp.headers = lenient_fields(raw_head)
+                else:
+                    resp.headers = tuple(
+                        (n.decode("iso-8859-1"), v.decode("iso-8859-1"))
+                        for n, v in event.headers.raw_items()
+                    )
                 continue
             if isinstance(event, h11.Data):
                 hasher.update(event.data)
