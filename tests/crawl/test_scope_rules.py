@@ -25,6 +25,7 @@ from webark.crawl.scope import (
     SurtPrefixedDecideRule,
     TooManyHopsDecideRule,
     TransclusionDecideRule,
+    build_scope,
     host_of,
 )
 
@@ -117,6 +118,9 @@ def test_too_many_hops(hops: str, expected: Decision) -> None:
         ("LEEE", N),  # three embeds deep: too far
         ("LRE", A),  # redirects do not count
         ("LRRRE", A),
+        ("LRRRRR", A),  # five redirects
+        ("LRRRRRR", N),  # six: a redirect trap is not followed for ever
+        ("L" * 25 + "R" * 30, N),
         ("LR", A),
         ("LX", A),
         ("LXE", A),
@@ -132,7 +136,20 @@ def test_transclusion_defaults(hops: str, expected: Decision) -> None:
     assert TransclusionDecideRule().decide(c("http://cdn.example.net/i.png", hops)) is expected
 
 
+def test_redirect_trap_ends_in_the_default_chain() -> None:
+    """An in-scope redirect chain ``/r1`` -> ``/r2`` -> ... is accepted by the SURT
+    prefix, rejected by TooManyHops after 20 hops, and not accepted again by the
+    transclusion rule that follows it (the redirects are capped)."""
+    scope = build_scope({}, ["http://trap.example/"])
+    assert scope.decide(c("http://trap.example/r20", "L" + "R" * 19)) is A
+    assert scope.decide(c("http://trap.example/r21", "L" + "R" * 20)) is R
+    assert scope.decide(c("http://trap.example/r60", "L" + "R" * 59)) is R
+    # an embed behind a few redirects on another host is still accepted
+    assert scope.decide(c("http://cdn.example.net/i.png", "LRRE")) is A
+
+
 def test_transclusion_settings() -> None:
+    assert TransclusionDecideRule(max_redirect_hops=0).decide(c("http://x.example/", "LR")) is N
     assert TransclusionDecideRule(max_trans_hops=1).decide(c("http://x.example/", "LEE")) is N
     assert TransclusionDecideRule(max_speculative_hops=0).decide(c("http://x.example/", "LX")) is N
     heritrix = TransclusionDecideRule(nav_hops="L")

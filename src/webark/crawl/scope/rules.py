@@ -261,18 +261,30 @@ class TransclusionDecideRule(_Predicated):
 
     The hop path is read backwards up to the last navigational hop (``L``, and in
     webark also ``M``, a sitemap entry). Over that tail: redirects (``R``) do not count
-    against ``max_trans_hops``; at most ``max_speculative_hops`` may be ``X``; the rest
-    (``E``, ``X``, ``P``, ``I``) count. ACCEPT when the tail is not empty, has at most
-    ``max_speculative_hops`` X's, and at most ``max_trans_hops`` non-R hops.
+    against ``max_trans_hops`` but at most ``max_redirect_hops`` of them are allowed;
+    at most ``max_speculative_hops`` may be ``X``; the rest (``E``, ``X``, ``P``, ``I``)
+    count. ACCEPT when the tail is not empty, has at most ``max_speculative_hops`` X's,
+    at most ``max_redirect_hops`` R's and at most ``max_trans_hops`` other hops.
 
-    With the defaults (2, 1): ``LE``, ``LEE``, ``LRE``, ``LX``, ``LXE`` and ``E`` are
-    accepted; ``LEEE``, ``LXX``, ``L``, ``EL`` and a seed (empty path) are not (NONE).
+    With the defaults (2, 1, 5): ``LE``, ``LEE``, ``LRE``, ``LRRRE``, ``LX``, ``LXE`` and
+    ``E`` are accepted; ``LEEE``, ``LXX``, ``L``, ``EL``, ``LRRRRRR`` and a seed (empty
+    path) are not (NONE).
+
+    Heritrix counts redirects like embeds; webark lets an in-scope page's embed go
+    through a few redirects (http → https → CDN) but, since this rule comes after
+    ``TooManyHopsDecideRule`` in the default chain and can accept what that rejected,
+    caps them: otherwise a redirect trap (``/r1`` → ``/r2`` → …) would be followed for
+    ever.
 
     Args:
         max_trans_hops: Heritrix ``maxTransHops`` (default 2).
         max_speculative_hops: Heritrix ``maxSpeculativeHops`` (default 1).
+        max_redirect_hops: redirects allowed in the tail (default 5; webark's).
         nav_hops: the hop letters that end the tail (default ``"LM"``; Heritrix: ``L``
             and its submit hop ``S``, which webark does not have; ``M`` is webark's).
+
+    Raises:
+        ValueError: a negative limit.
     """
 
     def __init__(
@@ -282,12 +294,16 @@ class TransclusionDecideRule(_Predicated):
         nav_hops: str = "LM",
         decision: Decision | None = None,
         name: str | None = None,
+        max_redirect_hops: int = 5,
     ) -> None:
         super().__init__(decision, name)
-        if max_trans_hops < 0 or max_speculative_hops < 0:
-            raise ValueError("max_trans_hops and max_speculative_hops must be >= 0")
+        if max_trans_hops < 0 or max_speculative_hops < 0 or max_redirect_hops < 0:
+            raise ValueError(
+                "max_trans_hops, max_speculative_hops and max_redirect_hops must be >= 0"
+            )
         self.max_trans_hops = max_trans_hops
         self.max_speculative_hops = max_speculative_hops
+        self.max_redirect_hops = max_redirect_hops
         self.nav_hops = frozenset(nav_hops)
 
     def matches(self, curi: CrawlURI) -> bool:
@@ -304,6 +320,7 @@ class TransclusionDecideRule(_Predicated):
             total > 0
             and speculative <= self.max_speculative_hops
             and counted <= self.max_trans_hops
+            and total - counted <= self.max_redirect_hops
         )
 
 
