@@ -124,3 +124,30 @@ def test_serve_is_listed_in_help() -> None:
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert "serve" in r.stdout
+
+
+def test_rewrite_budget_option_reaches_the_app(
+    monkeypatch: pytest.MonkeyPatch, colls_dir: Path
+) -> None:
+    """``--rewrite-budget MIB`` sets the replay app's byte budget (bytes = MiB << 20)."""
+    from click.testing import CliRunner
+
+    from webark.cli import serve_cmds
+
+    seen: dict[str, object] = {}
+
+    def fake_run_one(sock: object, app_args: dict[str, object], common: object) -> None:
+        seen.update(app_args)
+        sock.close()  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(serve_cmds, "_run_one", fake_run_one)
+    result = CliRunner().invoke(
+        serve_cmds.serve, [str(colls_dir), "--port", "0", "--rewrite-budget", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    assert seen["rewrite_budget"] == 3 << 20
+    from webark.apps.replay_app import create_server
+
+    assert create_server(str(colls_dir), rewrite_budget=3 << 20).budget.limit == 3 << 20
+    bad = CliRunner().invoke(serve_cmds.serve, [str(colls_dir), "--rewrite-budget", "0"])
+    assert bad.exit_code == 2

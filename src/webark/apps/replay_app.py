@@ -18,6 +18,14 @@ everything else is replay (URL space in :mod:`webark.apps.replay_paths`):
 Nothing is ever fetched from the live web. Index lookups and WARC reads run in worker
 threads (Starlette's ``run_in_threadpool``), never in the event loop; large payloads
 are streamed.
+
+Memory under load: a memento whose body is large and rewritten
+(:func:`~webark.apps.replay_render.rewrite_weight`) first waits, in the event loop, for
+a lease of that many bytes from the server's
+:class:`~webark.apps.replay_budget.ByteBudget` (:data:`REWRITE_BUDGET`), is then
+rendered by the one large-rewrite thread, and gives the lease back when its response
+has been sent. Forty clients asking for one 10 MB page at once are served a few at a
+time, and small pages go on being served meanwhile by the memento threads.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from webark.apps.cdx_api import create_app
 from webark.apps.cdx_sources import Collections, DirectoryCollections, UnknownCollection
 from webark.apps.replay_access import AccessConfig
+from webark.apps.replay_budget import ByteBudget, Lease
 from webark.apps.replay_calendar import build_calendar, build_url_list
 from webark.apps.replay_diff import side_by_side, visible_lines
 from webark.apps.replay_memento import (
@@ -63,7 +72,7 @@ from webark.apps.replay_paths import (
     fix_url,
     parse_target,
 )
-from webark.apps.replay_render import REPLAY_CSP, Banner, Rendered, render
+from webark.apps.replay_render import REPLAY_CSP, Banner, Rendered, render, rewrite_weight
 from webark.apps.replay_select import Blocked, Missing, select_capture
 from webark.apps.replay_sources import ReplayCollections, ReplayContext
 from webark.cdx.line import CdxLine
@@ -118,18 +127,54 @@ def _response(r: Rendered, extra: list[tuple[str, str]]) -> Response:
 #: threads 123–127, 1 thread 141–144. Two keep one very large page from stalling
 #: every other request of the process.
 MEMENTO_THREADS = 2
-_LIMITERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
-    weakref.WeakKeyDictionary()
-)
+#: Threads that render large rewritten bodies (beside the memento threads, so that
+#: small pages are not queued behind them).
+LARGE_REWRITE_THREADS = 1
+#: Default budget of bytes of large payloads being rewritten or sent at once, per
+#: server process (``WEBARK_REWRITE_BUDGET`` for ``server_from_env``). Rewriting
+#: holds ~3-5x the payload; a payload larger than the budget is served alone.
+REWRITE_BUDGET = 32 << 20
+_LIMITERS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]
+] = weakref.WeakKeyDictionary()
 
 
-def _memento_limiter() -> anyio.CapacityLimiter:
-    """The limiter of the running event loop (one per loop: tests run several)."""
+def _limiters() -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
+    """(memento, large rewrite) limiters of the running event loop (one pair per loop:
+    tests run several)."""
     loop = asyncio.get_running_loop()
-    limiter = _LIMITERS.get(loop)
-    if limiter is None:
-        limiter = _LIMITERS[loop] = anyio.CapacityLimiter(MEMENTO_THREADS)
-    return limiter
+    pair = _LIMITERS.get(loop)
+    if pair is None:
+        pair = _LIMITERS[loop] = (anyio.CapacityLimiter(MEMENTO_THREADS),
+                                  anyio.CapacityLimiter(LARGE_REWRITE_THREADS))  # fmt: skip
+    return pair
+
+
+class _Deferred:
+    """A memento that needs a lease of ``weight`` bytes before it is rendered."""
+
+    __slots__ = ("weight",)
+
+    def __init__(self, weight: int):
+        self.weight = weight
+
+
+class LeasedResponse(Response):
+    """A response that gives its budget lease back once it has been sent (or the
+    sending failed or was cancelled)."""
+
+    def __init__(self, inner: Response, lease: Lease):
+        self.inner = inner
+        self.lease = lease
+        self.status_code = inner.status_code
+        self.raw_headers = inner.raw_headers
+        self.background = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.inner(scope, receive, send)
+        finally:
+            self.lease.release()
 
 
 class ReplayServer:
@@ -137,13 +182,16 @@ class ReplayServer:
 
     Attributes:
         api: the resolution API app. collections: :class:`ReplayCollections`.
-        pages: the page renderer.
+        pages: the page renderer. budget: the :class:`ByteBudget` of large rewrites
+        (module docstring).
     """
 
-    def __init__(self, api: ASGIApp, collections: ReplayCollections):
+    def __init__(self, api: ASGIApp, collections: ReplayCollections,
+                 rewrite_budget: int = REWRITE_BUDGET):  # fmt: skip
         self.api = api
         self.collections = collections
         self.pages = Pages("/")
+        self.budget = ByteBudget(rewrite_budget)
         self._client_js: bytes | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -379,17 +427,33 @@ class ReplayServer:
 
     async def memento(self, request: Request, ctx: ReplayContext, target: Target) -> Response:
         """A memento: the capture, or a 302 to the canonical timestamp, 404, 451 (one
-        hop to a worker thread for the whole lookup and rendering)."""
+        hop to a worker thread for the whole lookup and rendering; a large rewrite
+        waits for its lease and is rendered in a second hop, see the module
+        docstring)."""
         abs_prefix = coll_prefix(str(request.base_url), ctx.name)
-        return await anyio.to_thread.run_sync(
-            self._memento, ctx, target, abs_prefix, request.headers.get("range"),
-            request.method == "HEAD", request.headers.get("if-range"),
-            limiter=_memento_limiter(),
-        )  # fmt: skip
+        args = (ctx, target, abs_prefix, request.headers.get("range"),
+                request.method == "HEAD", request.headers.get("if-range"))  # fmt: skip
+        small, large = _limiters()
+        first = await anyio.to_thread.run_sync(self._memento, *args, None, limiter=small)
+        if not isinstance(first, _Deferred):
+            return first
+        lease = await self.budget.acquire(first.weight)
+        try:
+            resp = await anyio.to_thread.run_sync(self._memento, *args, lease, limiter=large)
+        except BaseException:
+            lease.release()
+            raise
+        if isinstance(resp, _Deferred):  # cannot happen with a lease
+            lease.release()
+            raise AssertionError("memento deferred twice")
+        return LeasedResponse(resp, lease)
 
     def _memento(self, ctx: ReplayContext, target: Target, abs_prefix: str,
                  range_header: str | None, head_only: bool,
-                 if_range: str | None = None) -> Response:  # fmt: skip
+                 if_range: str | None = None,
+                 lease: Lease | None = None) -> Response | _Deferred:  # fmt: skip
+        """Select and render (worker thread). Without ``lease``, a large rewrite is
+        not rendered: a :class:`_Deferred` with its weight comes back instead."""
         assert target.timestamp is not None
         sel = select_capture(ctx, target.url, clamp_timestamp(target.timestamp))
         if isinstance(sel, Blocked):
@@ -406,13 +470,26 @@ class ReplayServer:
             location = archival_url(abs_prefix, ts, shown, target.modifier)
             links = MementoLinks(rc.line.url, abs_prefix, ts, target.modifier)
             return Response(b"", 302, headers={"Location": location, "Link": links.header()})
-        return self._serve(ctx, target, rc, abs_prefix, range_header, head_only, if_range)
+        weight = rewrite_weight(rc, target.modifier)
+        if weight and lease is None:
+            return _Deferred(weight)  # and rc goes: a waiting request holds no payload
+        return self._serve(ctx, target, rc, abs_prefix, range_header, head_only, if_range,
+                           lease)  # fmt: skip
 
     def _serve(self, ctx: ReplayContext, target: Target, rc: ResolvedCapture,
                abs_prefix: str, range_header: str | None, head_only: bool,
-               if_range: str | None = None) -> Response:  # fmt: skip
+               if_range: str | None = None, lease: Lease | None = None) -> Response:  # fmt: skip
         ts = rc.line.timestamp
         url = rc.line.url  # the base of relative links: the capture's URL as archived
+        reserve: Callable[[int], None] | None = None
+        if lease is not None:
+            held = lease
+
+            def grow(n: int) -> None:  # the decoded size may pass what was acquired
+                if n > held.weight:
+                    held.grow(n - held.weight)
+
+            reserve = grow
         prefix = coll_prefix("/", ctx.name)
         prev, nxt = neighbours(ctx.source, url, ts)
         first = next(iter(captures(ctx.source, url)), None)
@@ -431,6 +508,7 @@ class ReplayServer:
         rendered = render(
             rc, url=url, prefix=prefix, root="/", modifier=target.modifier,
             range_header=range_header, banner=banner, head_only=head_only, if_range=if_range,
+            reserve=reserve,
         )  # fmt: skip
         links = MementoLinks(
             url, abs_prefix, ts, target.modifier,
@@ -472,6 +550,7 @@ def create_server(
     *,
     access_rules: str | os.PathLike[str] | None = None,
     replay_base: str | None = None,
+    rewrite_budget: int = REWRITE_BUDGET,
 ) -> ReplayServer:
     """``webark serve``'s app over the collections in ``collections_dir``: replay and the
     resolution API (sharing one index source per collection).
@@ -482,9 +561,11 @@ def create_server(
             ``access-rules.yaml``.
         replay_base: base URL of the replay app in the resolution API's Memento links
             (default: this server).
+        rewrite_budget: bytes of large payloads rewritten or sent at once (> 0; the
+            module docstring).
 
     Raises:
-        ValueError / OSError: the access rules file cannot be used.
+        ValueError / OSError: the access rules file cannot be used; a budget <= 0.
     """
     colls: Collections = DirectoryCollections(collections_dir)
     assert isinstance(colls, DirectoryCollections)
@@ -495,21 +576,25 @@ def create_server(
         return access.hidden_from_api(root, name)
 
     api = create_app(colls, replay_base=replay_base, hidden=hidden)
-    return ReplayServer(api, ReplayCollections(colls, access))
+    return ReplayServer(api, ReplayCollections(colls, access), rewrite_budget)
 
 
 def server_from_env() -> ReplayServer:
     """App factory for ``uvicorn --factory``: ``$WEBARK_COLLECTIONS`` (required),
-    ``$WEBARK_ACCESS_RULES`` and ``$WEBARK_REPLAY_BASE`` (optional).
+    ``$WEBARK_ACCESS_RULES``, ``$WEBARK_REPLAY_BASE`` and ``$WEBARK_REWRITE_BUDGET``
+    (bytes; optional).
 
     Raises:
         RuntimeError: ``$WEBARK_COLLECTIONS`` is not set.
+        ValueError: ``$WEBARK_REWRITE_BUDGET`` is not a positive integer.
     """
     root = os.environ.get("WEBARK_COLLECTIONS")
     if not root:
         raise RuntimeError("WEBARK_COLLECTIONS is not set")
+    budget = int(os.environ.get("WEBARK_REWRITE_BUDGET") or REWRITE_BUDGET)
     return create_server(root, access_rules=os.environ.get("WEBARK_ACCESS_RULES") or None,
-                         replay_base=os.environ.get("WEBARK_REPLAY_BASE") or None)  # fmt: skip
+                         replay_base=os.environ.get("WEBARK_REPLAY_BASE") or None,
+                         rewrite_budget=budget)  # fmt: skip
 
 
 __all__ = ["ReplayServer", "create_server", "is_api_request", "server_from_env"]

@@ -27,9 +27,14 @@ replayed document load only from the replay server itself (plus inline code and
 cannot see through, in an ``id_``/``im_`` document opened as a page, in SVG — the
 browser refuses to fetch from the live web (pywb's ``csp-header`` does the same).
 
-At most :data:`LARGE_REWRITES` bodies over :data:`INLINE_MAX` bytes are rewritten at
-a time (rewriting holds about 3.5x the body in memory: forty concurrent requests for a
-10 MB page would otherwise take 1.5 GB).
+Large bodies (over :data:`INLINE_MAX` bytes) that are rewritten take a lease of
+:func:`rewrite_weight` bytes from the server's
+:class:`~webark.apps.replay_budget.ByteBudget` before :func:`render` runs (the app
+does that, :mod:`webark.apps.replay_app`), and large HTML is rewritten into encoded
+chunks (:func:`webark.rewrite.html.rewrite_html_chunks`) that are streamed and dropped
+as they are sent: the whole rewritten page never exists as one string or one bytes
+object (a 10 MB UTF-8 page with non-Latin-1 text took ~150 MB to rewrite whole, ~45 MB
+in chunks).
 
 Everything here does blocking reads: run it in a worker thread.
 """
@@ -40,8 +45,8 @@ import base64
 import hashlib
 import json
 import logging
-import threading
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -51,7 +56,7 @@ from webark.index.resolved import ResolvedCapture
 from webark.rewrite.client import client_config_script
 from webark.rewrite.css import rewrite_css_bytes
 from webark.rewrite.headers import prefix_unsafe_headers, rewrite_headers
-from webark.rewrite.html import rewrite_html
+from webark.rewrite.html import html_view, rewrite_html, rewrite_html_chunks
 from webark.rewrite.js import rewrite_js_bytes
 from webark.rewrite.mime import rewrite_kind
 from webark.rewrite.urls import UrlRewriter
@@ -72,9 +77,11 @@ REPLAY_CSP = (
     "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob: mediastream:; "
     "form-action 'self'"
 )
-#: Rewrites of bodies larger than INLINE_MAX running at once (module docstring).
-LARGE_REWRITES = 2
-_large_rewrites = threading.BoundedSemaphore(LARGE_REWRITES)
+#: Characters per chunk of a large rewritten HTML page (module docstring).
+CHUNK_CHARS = 1 << 18
+#: Assumed decoded size / stored size of a content-coded (gzip, br …) text payload:
+#: HTML, CSS and JS usually compress 3-5x.
+DECODED_RATIO = 4
 
 #: Headers this module sets itself (the archived ones are dropped or prefixed).
 _FRAMING = frozenset({"content-length", "transfer-encoding", "content-encoding", "content-range"})
@@ -201,6 +208,7 @@ def render(
     banner: Banner | None,
     head_only: bool = False,
     if_range: str | None = None,
+    reserve: Callable[[int], None] | None = None,
 ) -> Rendered:
     """The response for capture ``rc`` requested as ``{prefix}{ts}{modifier}/{url}``.
 
@@ -212,6 +220,8 @@ def render(
         banner: banner data, or None for no banner (``if_``, embeds).
         head_only: a HEAD request (no body is read when it can be avoided).
         if_range: the request's ``If-Range`` (None: absent).
+        reserve: called with the size of a body about to be rewritten once its
+            content-coding is undone (the app grows its budget lease to it).
     """
     ts = rc.line.timestamp
     status = _status(rc.status)
@@ -237,19 +247,47 @@ def render(
     if not rewritten:
         return _as_stored(rc, headers, status, stored_encoding, range_header, head_only,
                           if_range)  # fmt: skip
-    large = rc.payload_length is not None and rc.payload_length > INLINE_MAX
-    if large:
-        with _large_rewrites:
-            return _rewritten(rc, url, root, modifier, banner, head_only, rewriter, headers,
-                              status, content_type, kind, stored_encoding)  # fmt: skip
     return _rewritten(rc, url, root, modifier, banner, head_only, rewriter, headers,
-                      status, content_type, kind, stored_encoding)  # fmt: skip
+                      status, content_type, kind, stored_encoding, reserve)  # fmt: skip
+
+
+def rewrite_weight(rc: ResolvedCapture, modifier: str, url: str | None = None) -> int:
+    """The bytes :func:`render` would rewrite for capture ``rc`` in mode ``modifier``
+    when that is a large body (over :data:`INLINE_MAX`), else 0 (small, sent as
+    stored, ``id_``, 204/304). The size is the payload length, times
+    :data:`DECODED_RATIO` when it has a content-coding (its decoded size is known only
+    once decoded; :func:`render`'s ``reserve`` then gets the real one). The app takes
+    a lease of this many bytes from its budget before rendering (module docstring)."""
+    if modifier == "id_" or rc.payload_length is None or _status(rc.status) in _NO_BODY:
+        return 0
+    size = rc.payload_length
+    encoding = (_header(rc.headers, "Content-Encoding") or "").strip().lower()
+    if encoding and encoding != "identity":
+        size *= DECODED_RATIO
+    if size <= INLINE_MAX:
+        return 0
+    content_type = _header(rc.headers, "Content-Type") or (
+        rc.line.mime if rc.line.mime not in ("-", "warc/revisit") else ""
+    )
+    mime = content_type.split(";", 1)[0].strip().lower()
+    if rewrite_kind(mime, url if url is not None else rc.line.url, modifier) not in (
+        "html", "css", "js",
+    ):  # fmt: skip
+        return 0
+    return size
+
+
+def _drain(chunks: deque[bytes]) -> Iterator[bytes]:
+    """The chunks, each dropped as soon as it is handed out."""
+    while chunks:
+        yield chunks.popleft()
 
 
 def _rewritten(
     rc: ResolvedCapture, url: str, root: str, modifier: str, banner: Banner | None,
     head_only: bool, rewriter: UrlRewriter, headers: list[tuple[str, str]], status: int,
     content_type: str, kind: str, stored_encoding: str,
+    reserve: Callable[[int], None] | None = None,
 ) -> Rendered:  # fmt: skip
     """The rewritten response (HTML, CSS or JS) of :func:`render`."""
     ts = rc.line.timestamp
@@ -262,9 +300,24 @@ def _rewritten(
             log.warning("%s @ %s: cannot undo Content-Encoding %s (%s); sent as stored",
                         url, ts, stored_encoding, exc)  # fmt: skip
             return _as_stored(rc, headers, status, stored_encoding, None, head_only)
+    raw = b""
+    if reserve is not None:
+        reserve(len(body))
     charset = charset_of(content_type)
     if kind == "html":
         insert = head_insert(rewriter, url, root, banner if modifier in BANNER_MODIFIERS else None)
+        if len(body) > INLINE_MAX:
+            view = html_view(body, charset)
+            body = b""  # the view holds the document now
+            chunks = rewrite_html_chunks(view, rewriter, head_insert=insert,
+                                         chunk_chars=CHUNK_CHARS)  # fmt: skip
+            del view
+            total = sum(map(len, chunks))
+            out = _without(headers, _FRAMING)
+            out.append(("Content-Length", str(total)))
+            if head_only:
+                return Rendered(status, out, length=total)
+            return Rendered(status, out, stream=_drain(deque(chunks)), length=total)
         body = rewrite_html(body, rewriter, charset=charset, head_insert=insert)
     elif kind == "css":
         body = rewrite_css_bytes(body, rewriter, charset=charset)

@@ -141,6 +141,13 @@ def _supervise(
     "optional capture-time range or embargo) for every collection; a collection may "
     "add its own access-rules.yaml.",
 )  # fmt: skip
+@click.option(
+    "--rewrite-budget", "rewrite_budget_mib", default=32, show_default=True,
+    type=click.IntRange(1, 65536), metavar="MIB",
+    help="MiB of large pages (over 1 MiB) each worker rewrites or sends at once; more "
+    "wait their turn. Bounds memory when many clients ask for big pages; small pages "
+    "never wait.",
+)  # fmt: skip
 @click.option("--access-log/--no-access-log", default=False, show_default=True)
 @click.option(
     "--proxy-headers/--no-proxy-headers", default=False, show_default=True,
@@ -157,6 +164,7 @@ def serve(
     workers: int,
     replay_base: str | None,
     access_rules: str | None,
+    rewrite_budget_mib: int,
     access_log: bool,
     proxy_headers: bool,
     log_level: str,
@@ -198,6 +206,7 @@ def serve(
         access_rules = os.path.abspath(access_rules)
     app_args: dict[str, Any] = {
         "collections_dir": root, "replay_base": replay_base, "access_rules": access_rules,
+        "rewrite_budget": rewrite_budget_mib << 20,
     }  # fmt: skip
     common: dict[str, Any] = {
         "log_level": log_level,

@@ -19,10 +19,13 @@ the first 1024 bytes (HTML) or ``@charset`` (CSS), else UTF-8 (whose
 from __future__ import annotations
 
 import codecs
+import importlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-__all__ = ["TextView", "css_charset", "html_charset", "python_codec", "to_bytes", "to_text"]
+__all__ = ["ChunkWriter", "TextView", "css_charset", "encodes_piecewise", "html_charset",
+           "python_codec", "to_bytes", "to_text"]
 
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
@@ -42,6 +45,13 @@ _ALIASES = {
 }
 # Codecs whose surrogateescape decoding always encodes back to the same bytes.
 _LOSSLESS = frozenset({"utf-8", "latin-1", "iso8859-1", "ascii"})
+# Multibyte codecs without shift states or byte order marks (CPython's CJK codecs other
+# than ISO-2022-* and HZ, which switch character sets with escape sequences).
+_STATELESS_MULTIBYTE = frozenset({
+    "shift_jis", "cp932", "euc_jp", "euc_jis_2004", "euc_jisx0213", "shift_jis_2004",
+    "shift_jisx0213", "gbk", "gb2312", "gb18030", "big5", "big5hkscs", "cp950",
+    "euc_kr", "cp949", "johab",
+})
 
 
 def python_codec(label: str | None) -> str | None:
@@ -139,3 +149,77 @@ def to_bytes(text: str, codec: str) -> bytes:
             except UnicodeEncodeError:
                 out.append(f"&#{ord(ch)};".encode("ascii"))
         return b"".join(out)
+
+
+@lru_cache(maxsize=64)
+def encodes_piecewise(codec: str) -> bool:
+    """True when :func:`to_bytes` of consecutive pieces of a text, concatenated, is
+    :func:`to_bytes` of the whole text, so a long document can be encoded a piece at a
+    time: UTF-8, ASCII, the single-byte (charmap) codecs and the stateless multibyte
+    CJK codecs. False for codecs with a state or a byte order mark per call (UTF-16,
+    UTF-32, UTF-8-SIG, UTF-7, ISO-2022-*, HZ) and for unknown names."""
+    try:
+        name = codecs.lookup(codec).name
+    except LookupError:
+        return False
+    if name in _LOSSLESS or name in _STATELESS_MULTIBYTE:
+        return True
+    try:
+        module = importlib.import_module("encodings." + name.replace("-", "_"))
+    except ImportError:
+        return False
+    return hasattr(module, "encoding_table") or hasattr(module, "encoding_map")
+
+
+class ChunkWriter:
+    """Text written in pieces, kept as encoded chunks of about ``chunk_chars``
+    characters each (:func:`to_bytes` with ``codec``), so that a long rewritten document
+    never exists as one ``str`` or one ``bytes``: ``b"".join(writer.chunks)`` is
+    ``to_bytes(<all text written>, codec)`` when :func:`encodes_piecewise` holds for
+    ``codec``.
+
+    Attributes:
+        chunks: the encoded chunks so far (call :meth:`close` for the last one).
+    """
+
+    def __init__(self, codec: str, chunk_chars: int = 1 << 18):
+        if chunk_chars <= 0:
+            raise ValueError("chunk_chars must be positive")
+        self.codec = codec
+        self.chunk_chars = chunk_chars
+        self.chunks: list[bytes] = []
+        self._buf: list[str] = []
+        self._n = 0
+
+    def write(self, piece: str) -> None:
+        """Append ``piece`` (any length: long pieces are cut; see :meth:`write_span`)."""
+        if len(piece) > self.chunk_chars:
+            self.write_span(piece, 0, len(piece))
+        elif piece:
+            self._buf.append(piece)
+            self._n += len(piece)
+            if self._n >= self.chunk_chars:
+                self._flush()
+
+    def write_span(self, text: str, start: int, end: int) -> None:
+        """Append ``text[start:end]`` without copying more than one chunk of it at a
+        time."""
+        step = self.chunk_chars
+        while start < end:
+            stop = min(end, start + step - self._n)
+            self._buf.append(text[start:stop])
+            self._n += stop - start
+            start = stop
+            if self._n >= step:
+                self._flush()
+
+    def close(self) -> list[bytes]:
+        """Encode what is left; returns :attr:`chunks`."""
+        if self._buf:
+            self._flush()
+        return self.chunks
+
+    def _flush(self) -> None:
+        self.chunks.append(to_bytes("".join(self._buf), self.codec))
+        self._buf = []
+        self._n = 0

@@ -38,13 +38,26 @@ from collections.abc import Callable
 from html import unescape
 from html.entities import html5
 
-from webark.rewrite.charset import html_charset, to_bytes, to_text
+from webark.rewrite.charset import (
+    ChunkWriter,
+    TextView,
+    encodes_piecewise,
+    html_charset,
+    to_bytes,
+    to_text,
+)
 from webark.rewrite.css import rewrite_css
 from webark.rewrite.js import rewrite_js
 from webark.rewrite.refresh import rewrite_refresh
 from webark.rewrite.urls import UrlRewriter
 
-__all__ = ["rewrite_html", "rewrite_html_text"]
+__all__ = ["html_view", "rewrite_html", "rewrite_html_chunks", "rewrite_html_text"]
+
+#: Edits collected before :func:`rewrite_html_chunks` splices them into its output.
+_FLUSH_EDITS = 512
+#: The browser's ``<meta charset>`` prescan window (HTML Standard): past it the head
+#: insert cannot move any more.
+_PRESCAN = 1024
 
 # Sentinel modifiers for attributes with their own syntax.
 _SRCSET = "srcset"
@@ -190,14 +203,30 @@ class _Rewriter:
         self.edits: list[tuple[int, int, str]] = []
         self.head_insert = head_insert
         self.insert_at = -1  # where head_insert goes (-1: not decided yet)
+        self.insert_placed = False  # its edit is in self.edits (or was flushed)
         self.base_seen = False
         self.picture_depth = 0
         self.media_depth = 0
 
-    def run(self) -> None:
+    def run(self, flush: Callable[[list[tuple[int, int, str]]], None] | None = None) -> None:
+        """Scan the whole text; the edits end up in :attr:`edits`, or, with ``flush``,
+        are handed to ``flush`` in batches as the scan goes (every edit of a batch
+        starts before every edit of the next one; the head insert is in the batch it
+        belongs to), so that they need not all be kept."""
         text = self.text
         n = len(text)
-        search = _TOKEN.search
+        search: Callable[[str, int], re.Match[str] | None] = _TOKEN.search
+        if flush is not None:  # (a wrapper: no cost per token without flush)
+            token_search = search
+
+            def search(text: str, pos: int) -> re.Match[str] | None:
+                if len(self.edits) >= _FLUSH_EDITS and self._settled(pos):
+                    # every edit so far starts before pos, every later one at pos or after
+                    self._place_insert()
+                    flush(self.edits)
+                    self.edits = []
+                return token_search(text, pos)
+
         pos = 0
         while True:
             m = search(text, pos)
@@ -218,7 +247,7 @@ class _Rewriter:
                     new = self._rewrite_tag(tag, raw, m.end(1) - start)
                     if new != raw:
                         self.edits.append((start, pos, new))
-                    if tag == "meta" and start < 1024 < pos + len(self.head_insert) \
+                    if tag == "meta" and start < _PRESCAN < pos + len(self.head_insert) \
                             and 0 <= self.insert_at <= start and "charset" in raw.lower():
                         # the insert would push the charset declaration out of the
                         # first 1024 bytes, where the browser's prescan looks for it
@@ -242,11 +271,21 @@ class _Rewriter:
                     self._depth(end_name, -1)
             elif m.group(3) is not None:  # unterminated comment / tag: rest is not markup
                 break
-        if self.head_insert:
-            at = self.insert_at
-            if at < 0:  # no element at all: at the start, after a byte order mark
-                at = 1 if text.startswith("\ufeff") else 0
-            self.edits.append((at, at, self.head_insert))
+        if self.head_insert and not self.insert_placed:
+            if self.insert_at < 0:  # no element at all: at the start, after a byte order mark
+                self.insert_at = 1 if text.startswith("\ufeff") else 0
+            self._place_insert()
+
+    def _settled(self, pos: int) -> bool:
+        """True when the head insert's place can no longer change once the scan is at
+        ``pos`` (or there is no insert): it is decided, and no ``<meta charset>`` in the
+        prescan window is left to move it."""
+        return not self.head_insert or (self.insert_at >= 0 and pos >= _PRESCAN)
+
+    def _place_insert(self) -> None:
+        if self.head_insert and not self.insert_placed:
+            self.edits.append((self.insert_at, self.insert_at, self.head_insert))
+            self.insert_placed = True
 
     # -- tokens ------------------------------------------------------------------------
 
@@ -446,6 +485,29 @@ def _rewrite_srcset(value: str, rw: UrlRewriter) -> str:
     return "".join(pieces)
 
 
+class _Splicer:
+    """:func:`_splice` a batch of edits at a time, into a :class:`ChunkWriter`."""
+
+    def __init__(self, text: str, out: ChunkWriter):
+        self.text = text
+        self.out = out
+        self.last = 0
+
+    def take(self, edits: list[tuple[int, int, str]]) -> None:
+        edits.sort(key=lambda e: (e[0], e[1]))
+        out = self.out
+        for start, end, new in edits:
+            if start < self.last:  # as _splice
+                continue
+            out.write_span(self.text, self.last, start)
+            out.write(new)
+            self.last = end
+
+    def finish(self) -> list[bytes]:
+        self.out.write_span(self.text, self.last, len(self.text))
+        return self.out.close()
+
+
 def _splice(text: str, edits: list[tuple[int, int, str]]) -> str:
     if not edits:
         return text
@@ -488,6 +550,47 @@ def rewrite_html(body: bytes, rewriter: UrlRewriter, *, charset: str | None = No
         recorded byte, also for undeclared, mislabelled or invalid encodings (see
         :mod:`webark.rewrite.charset`). Never raises on malformed HTML.
     """
-    view = to_text(body, html_charset(body, charset))
+    view = html_view(body, charset)
     out = rewrite_html_text(view.text, rewriter, head_insert=head_insert)
     return to_bytes(out, view.codec)
+
+
+def html_view(body: bytes, charset: str | None = None) -> TextView:
+    """The text of an HTML payload and the codec that gives its bytes back, as
+    :func:`rewrite_html` decodes it (charset: the Content-Type parameter, if any; see
+    :func:`webark.rewrite.charset.html_charset`)."""
+    return to_text(body, html_charset(body, charset))
+
+
+def rewrite_html_chunks(view: TextView, rewriter: UrlRewriter, *, head_insert: str = "",
+                        chunk_chars: int = 1 << 18) -> list[bytes]:  # fmt: skip
+    """:func:`rewrite_html` for large documents: the same bytes
+    (``b"".join(chunks) == rewrite_html(body, …)``), as encoded chunks of about
+    ``chunk_chars`` characters, made while the document is scanned.
+
+    :func:`rewrite_html` holds, at its peak, the decoded text, every edit, the spliced
+    pieces, the joined rewritten text and its encoding (about 15x a 10 MB UTF-8 page
+    with non-Latin-1 text); this holds the text, one batch of edits and the encoded
+    output. The caller may drop the payload bytes once it has ``view``
+    (:func:`html_view`). Codecs that cannot be encoded a piece at a time (UTF-16,
+    ISO-2022-JP …, see :func:`~webark.rewrite.charset.encodes_piecewise`) are
+    rewritten whole and returned as one chunk.
+
+    Args:
+        view: the payload as text (:func:`html_view`).
+        rewriter, head_insert: as for :func:`rewrite_html`.
+        chunk_chars: characters per chunk (> 0).
+
+    Raises:
+        ValueError: ``chunk_chars`` is not positive.
+    """
+    if chunk_chars <= 0:
+        raise ValueError("chunk_chars must be positive")
+    if not encodes_piecewise(view.codec):
+        out = rewrite_html_text(view.text, rewriter, head_insert=head_insert)
+        return [to_bytes(out, view.codec)]
+    splicer = _Splicer(view.text, ChunkWriter(view.codec, chunk_chars))
+    parser = _Rewriter(view.text, rewriter, head_insert)
+    parser.run(flush=splicer.take)
+    splicer.take(parser.edits)
+    return splicer.finish()

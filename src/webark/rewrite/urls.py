@@ -23,7 +23,10 @@ import re
 from webark.url.errors import InvalidURLError
 from webark.url.normalize import join
 
-__all__ = ["MODIFIERS", "NAVIGATION_MODIFIERS", "UrlRewriter"]
+__all__ = ["CACHE_MAX", "MODIFIERS", "NAVIGATION_MODIFIERS", "UrlRewriter"]
+
+#: Rewritten URLs a :class:`UrlRewriter` keeps (its cache is emptied when full).
+CACHE_MAX = 4096
 
 #: The modifiers of pywb's URL scheme (``{timestamp}{modifier}/``).
 MODIFIERS = frozenset({"", "id_", "im_", "js_", "cs_", "if_", "fr_", "oe_", "mp_", "bn_"})
@@ -52,8 +55,10 @@ class UrlRewriter:
             without an explicit modifier (links, forms) get this one, so that a page
             replayed in ``mp_`` or ``if_`` mode keeps its links in that mode (pywb).
 
-    The rewriter caches results per (url, modifier); one instance serves one response.
-    Not thread-safe (the cache), which is fine for that use.
+    The rewriter caches results per (url, modifier), up to :data:`CACHE_MAX` of them
+    (then the cache starts again: a 10 MB page with 100,000 distinct URLs would
+    otherwise keep ~30 MB of them); one instance serves one response. Not thread-safe
+    (the cache), which is fine for that use.
     """
 
     __slots__ = (
@@ -146,6 +151,8 @@ class UrlRewriter:
         if cached is not None:
             return cached
         result = self._rewrite(url, mod)
+        if len(self._cache) >= CACHE_MAX:  # a huge page: keep memory bounded
+            self._cache.clear()
         self._cache[key] = result
         return result
 
