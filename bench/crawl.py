@@ -37,9 +37,8 @@ Figures (median run by wall time, per tool):
 Checks: every URL that got a 200 from wget must also have got a 200 from webark, else
 a WARNING and exit 2 (wget: 556 x 200 + 1 x 404, i.e. BASELINE.md's 557 responses).
 webark may fetch more: /robots.txt (404), links it extracts from JS/JSON
-(_static/glossary.json, two 404s from searchindex.js) and the pages Sphinx's search
-index names (the 4 orphan pages, and a 404 for the changelog Debian leaves out); these
-are printed as notes.
+(_static/glossary.json) and the pages Sphinx's search index names (the 4 orphan pages,
+and a 404 for the changelog Debian leaves out); these are printed as notes.
 
 Target (issue): webark >= 3 x wget in URLs/s. Last line of stdout: one JSON object.
 """

@@ -22,8 +22,10 @@ def test_real_python_docs_index() -> None:
     if root is None:
         pytest.skip("python3-doc is not installed (scripts/setup.sh with WEBARK_DEMO_SITE=1)")
     data = (root / "searchindex.js").read_bytes()
-    links = [lk for lk in extract_links(U, "application/javascript", data) if lk.hop == "X"]
-    sphinx = [lk for lk in links if lk.context == "js sphinx-docname"]
+    links = extract_links(U, "application/javascript", data)
+    # only the docnames: the index's strings are search terms, not scanned as script
+    assert {(lk.hop, lk.context) for lk in links} == {("X", "js sphinx-docname")}
+    sphinx = links
     names = json.loads(data.decode()[len("Search.setIndex(") : -1])["docnames"]
     assert len(sphinx) == len(names) == 497
     prefix = "http://docs.example.org/3/"
@@ -77,3 +79,15 @@ def test_odd_docnames_and_layout() -> None:
 )
 def test_handles(url: str, mime: str, handled: bool) -> None:
     assert SphinxSearchIndexExtractor().handles(mime, url) is handled
+
+
+def test_a_searchindex_js_that_is_not_sphinx_is_scanned_as_script() -> None:
+    code = b'var idx = "/data/terms.json"; fetch("img/logo.png");'
+    links = extract_links(U, "application/javascript", code)
+    assert [(lk.url, lk.context) for lk in links] == [
+        ("http://docs.example.org/data/terms.json", "js string"),
+        ("http://docs.example.org/3/img/logo.png", "js string"),
+    ]
+    # and an ordinary script is not read as an index
+    assert extract_links("http://docs.example.org/3/app.js", "application/javascript",
+                         b'Search.setIndex({"docnames": ["a"]})') == []

@@ -41,7 +41,9 @@ from collections.abc import Iterable, Iterator
 
 from webark.crawl.extract import Link, decode_text, resolve
 
-__all__ = ["EXTENSIONS", "JsExtractor", "js_links", "looks_like_url"]
+__all__ = [
+    "EXTENSIONS", "JsExtractor", "is_script", "is_sphinx_index_url", "js_links", "looks_like_url",
+]  # fmt: skip
 
 _EXTENSION_WORDS = (
     "html htm xhtml shtml php asp aspx jsp cfm cgi pl "
@@ -149,17 +151,31 @@ _JS_TYPES = frozenset(
 )
 
 
+def is_script(mime: str, url: str) -> bool:
+    """True for the JavaScript media types, or an unknown type with a ``.js`` / ``.mjs``
+    path."""
+    if mime in _JS_TYPES:
+        return True
+    return mime in ("", "text/plain", "application/octet-stream") and url.split("?", 1)[
+        0
+    ].lower().endswith((".js", ".mjs"))
+
+
+def is_sphinx_index_url(url: str) -> bool:
+    """True when the path of ``url`` ends in ``/searchindex.js``, the name Sphinx gives
+    its search index (read by :mod:`webark.crawl.extract.sphinx`)."""
+    return url.split("#", 1)[0].split("?", 1)[0].endswith("/searchindex.js")
+
+
 class JsExtractor:
     """Extractor for JavaScript responses (hop ``X``, context ``"js string"``)."""
 
     def handles(self, mime: str, url: str) -> bool:
-        """True for the JavaScript media types, or an unknown type with a ``.js`` /
-        ``.mjs`` path."""
-        if mime in _JS_TYPES:
-            return True
-        return mime in ("", "text/plain", "application/octet-stream") and url.split("?", 1)[
-            0
-        ].lower().endswith((".js", ".mjs"))
+        """:func:`is_script`, except for a Sphinx ``searchindex.js``: the Sphinx
+        extractor takes it (its strings are index terms, not URLs; scanning the 3.5 MB
+        index of the python docs cost 0.28 s and found two 404s) and scans it as a
+        script only when it turns out not to be a Sphinx index."""
+        return is_script(mime, url) and not is_sphinx_index_url(url)
 
     def extract(
         self, base_url: str, content: bytes, mime: str, charset: str | None

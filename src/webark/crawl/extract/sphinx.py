@@ -23,7 +23,10 @@ Rules:
   ``/`` suffix is not guessed: ``documentation_options.js``, which holds it, is a
   different response. A wrong guess costs a 404 per docname, logged as such;
 * the context is ``"js sphinx-docname"``; at most :data:`MAX_DOCNAMES` are taken
-  (the extraction's own ``maxOutlinks`` cap applies afterwards as for every response).
+  (the extraction's own ``maxOutlinks`` cap applies afterwards as for every response);
+* the generic JavaScript scan (:mod:`webark.crawl.extract.js`) is not run on a Sphinx
+  index (its strings are search terms); a ``searchindex.js`` that is not one is
+  scanned like any script.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import json
 from collections.abc import Iterable
 
 from webark.crawl.extract import Link, decode_text, resolve
-from webark.crawl.extract.js import JsExtractor
+from webark.crawl.extract.js import is_script, is_sphinx_index_url, js_links
 
 __all__ = ["MAX_DOCNAMES", "SphinxSearchIndexExtractor", "sphinx_docname_links"]
 
@@ -42,7 +45,6 @@ thousand)."""
 
 _CALL = "Search.setIndex("
 _SUFFIX = ".html"
-_JS = JsExtractor()
 
 
 def sphinx_docname_links(index_url: str, text: str) -> list[Link]:
@@ -52,26 +54,16 @@ def sphinx_docname_links(index_url: str, text: str) -> list[Link]:
         index_url: the URL ``searchindex.js`` was fetched from.
         text: the script's text.
 
-    Returns an empty list when ``text`` is not a Sphinx search index (no error: the
-    response is still scanned by the generic JavaScript extractor).
+    Returns an empty list when ``text`` is not a Sphinx search index (no error).
 
     >>> [lk.url for lk in sphinx_docname_links("http://d/searchindex.js",
     ...     'Search.setIndex({"docnames": ["index", "lib/os"], "terms": {}})')]
     ['http://d/index.html', 'http://d/lib/os.html']
     """
-    body = text.lstrip("\ufeff \t\r\n")
-    if not body.startswith(_CALL):
-        return []
-    body = body[len(_CALL) :].rstrip(" \t\r\n;")
-    if not body.endswith(")"):
-        return []
-    try:
-        index = json.loads(body[:-1])
-    except ValueError:
-        return []
-    names = index.get("docnames") if isinstance(index, dict) else None
-    if not isinstance(names, list):
-        return []
+    return _docname_links(index_url, _docnames(text) or [])
+
+
+def _docname_links(index_url: str, names: list[object]) -> list[Link]:
     links: list[Link] = []
     for name in names[:MAX_DOCNAMES]:
         if not isinstance(name, str) or not name or name.startswith("/"):
@@ -82,18 +74,37 @@ def sphinx_docname_links(index_url: str, text: str) -> list[Link]:
     return links
 
 
+def _docnames(text: str) -> list[object] | None:
+    """The ``docnames`` list of a Sphinx search index, None when ``text`` is not one."""
+    body = text.lstrip("\ufeff \t\r\n")
+    if not body.startswith(_CALL):
+        return None
+    body = body[len(_CALL) :].rstrip(" \t\r\n;")
+    if not body.endswith(")"):
+        return None
+    try:
+        index = json.loads(body[:-1])
+    except ValueError:
+        return None
+    names = index.get("docnames") if isinstance(index, dict) else None
+    return names if isinstance(names, list) else None
+
+
 class SphinxSearchIndexExtractor:
     """Extractor for Sphinx's ``searchindex.js`` (see the module docstring)."""
 
     def handles(self, mime: str, url: str) -> bool:
-        """True for a path ending in ``/searchindex.js`` that the JavaScript extractor
-        also takes (a script media type, or an unknown one)."""
-        path = url.split("#", 1)[0].split("?", 1)[0]
-        return path.endswith("/searchindex.js") and _JS.handles(mime, url)
+        """True for a path ending in ``/searchindex.js`` served as a script (a script
+        media type, or an unknown one); the JavaScript extractor leaves it to this one."""
+        return is_sphinx_index_url(url) and is_script(mime, url)
 
     def extract(
         self, base_url: str, content: bytes, mime: str, charset: str | None
     ) -> Iterable[Link]:
         """The docname links of the index (UTF-8 unless the HTTP charset says otherwise;
-        Sphinx writes UTF-8)."""
-        return sphinx_docname_links(base_url, decode_text(content, charset or "utf-8", sniff=False))
+        Sphinx writes UTF-8); the generic script scan when it is not a Sphinx index."""
+        text = decode_text(content, charset or "utf-8", sniff=False)
+        names = _docnames(text)
+        if names is None:
+            return list(js_links(base_url, text))
+        return _docname_links(base_url, names)
