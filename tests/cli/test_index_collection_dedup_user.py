@@ -36,6 +36,14 @@ def test_index_same_file_twice_once(corpus: Path, tmp_path: Path) -> None:
     assert len(one.read_bytes().splitlines()) == 171
     assert f"warning: {warc} given twice: indexed once" in res.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one.cdxj", "two.cdxj"]  # no .part
+    # under another name (a symlink): still once
+    link = tmp_path / "link.warc.gz"
+    link.symlink_to(warc)
+    three = tmp_path / "three.cdxj"
+    res = CliRunner().invoke(cli, ["index", "-o", str(three), str(warc), str(link)])
+    assert res.exit_code == 0, res.output
+    assert three.read_bytes() == one.read_bytes()
+    assert f"warning: {link} is the same file as {warc}: indexed once" in res.stderr
 
 
 def test_index_output_that_is_an_input_is_refused(corpus: Path, tmp_path: Path) -> None:

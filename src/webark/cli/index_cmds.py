@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
 
 import click
@@ -17,33 +16,18 @@ from webark.warc.record import Problem
 if TYPE_CHECKING:
     from rich.console import Console
 
-ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".warc.zst")
-
-
-def _inputs(paths: tuple[str, ...]) -> Iterator[str]:
+def _inputs(paths: tuple[str, ...]) -> list[str]:
     """Files as given; directories walked (sorted) for (W)ARC files. A file reached
-    twice (same path after resolving links) is indexed once, with a warning: its lines
-    would otherwise be in the index twice."""
-    seen: set[str] = set()
-    for f in _walk(paths):
-        key = os.path.realpath(f)
-        if key in seen:
-            click.echo(f"warning: {f} given twice: indexed once", err=True)
-            continue
-        seen.add(key)
-        yield f
+    twice (given twice, under two names, or also inside a given folder: same device
+    and inode) is indexed once, with a warning: its lines would otherwise be in the
+    index twice."""
+    from webark.tools.input_files import ARCHIVE_SUFFIXES, unique_files, walk_files
 
+    def warn(path: str, first: str) -> None:
+        what = "given twice" if path == first else f"is the same file as {first}"
+        click.echo(f"warning: {path} {what}: indexed once", err=True)
 
-def _walk(paths: tuple[str, ...]) -> Iterator[str]:
-    for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs.sort()
-                for name in sorted(files):
-                    if name.endswith(ARCHIVE_SUFFIXES):
-                        yield os.path.join(root, name)
-        else:
-            yield p
+    return unique_files(walk_files(paths, ARCHIVE_SUFFIXES), on_repeat=warn)
 
 
 class _Progress:
