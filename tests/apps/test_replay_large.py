@@ -269,6 +269,9 @@ def large_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Rep
         assert all(r.status == "indexed" for r in coll.add([Path(p) for p in writer.paths]))
     app = create_server(root / "colls", rewrite_budget=int(len(PAGE) * 2.5))
     sock = socket.socket()
+    # accepted connections inherit it: a client that stops reading blocks the server
+    # after ~128 kB instead of after the kernel's autotuned megabytes
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, http=http_protocol(), log_level="warning"))
@@ -377,3 +380,28 @@ def test_head_of_large_page_takes_and_returns_a_lease(
     for p in (f"/big/{TS}/http://big.test/small.html", f"/big/{TS}id_/http://big.test/page.html"):
         assert _get(port, p)[0] == 200
     assert app.budget.granted - granted == 2 and _all_returned(app.budget)
+
+
+def test_a_client_that_stops_reading_gives_the_budget_back(
+    large_server: tuple[ReplayServer, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that asks for a large page and stops reading is dropped after the send
+    timeout, and its lease is given back while its connection is still open (before,
+    it kept its share of the budget until it went away)."""
+    app, port = large_server
+    monkeypatch.setattr(app, "send_timeout", 0.5)
+    path = f"/big/{TS}/http://big.test/page.html"
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    try:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        # the lease is taken before the response starts; then the client stops reading
+        assert sock.recv(1024).startswith(b"HTTP/1.1 200")
+        assert _all_returned(app.budget)  # given back with the client still connected
+        # and the server serves the page to the next client
+        status, headers, body = _get(port, path)
+        assert status == 200 and int(headers["content-length"]) == len(body)
+    finally:
+        sock.close()
+    assert _all_returned(app.budget)

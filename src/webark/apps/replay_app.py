@@ -25,7 +25,10 @@ a lease of that many bytes from the server's
 :class:`~webark.apps.replay_budget.ByteBudget` (:data:`REWRITE_BUDGET`), is then
 rendered by the one large-rewrite thread, and gives the lease back when its response
 has been sent. Forty clients asking for one 10 MB page at once are served a few at a
-time, and small pages go on being served meanwhile by the memento threads.
+time, and small pages go on being served meanwhile by the memento threads. A client
+that stops reading such a response for :data:`SEND_TIMEOUT` seconds is disconnected,
+so that a few stalled clients cannot keep the budget (and large-page replay) for
+themselves.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ import anyio.to_thread
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response, StreamingResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from webark.apps.cdx_api import create_app
 from webark.apps.cdx_sources import Collections, DirectoryCollections, UnknownCollection
@@ -159,20 +162,57 @@ class _Deferred:
         self.weight = weight
 
 
+SEND_TIMEOUT = 60.0
+"""Seconds one piece of a leased response may wait for the client to read before the
+connection is dropped (each piece is at most a few hundred kB: a client reading at
+more than ~50 kbit/s never meets it)."""
+
+
+class _ClientStalled(Exception):
+    """The client did not read for ``send_timeout`` seconds."""
+
+
+def _only_stalls(exc: BaseException) -> bool:
+    """True for :class:`_ClientStalled`, alone or as the only kind in an exception group
+    (Starlette streams a response inside an anyio task group)."""
+    if isinstance(exc, _ClientStalled):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        match, rest = exc.split(_ClientStalled)
+        return match is not None and rest is None
+    return False
+
+
 class LeasedResponse(Response):
     """A response that gives its budget lease back once it has been sent (or the
-    sending failed or was cancelled)."""
+    sending failed, was cancelled, or the client stopped reading for ``send_timeout``
+    seconds: the response is then abandoned and uvicorn closes the connection)."""
 
-    def __init__(self, inner: Response, lease: Lease):
+    def __init__(self, inner: Response, lease: Lease, send_timeout: float = SEND_TIMEOUT):
         self.inner = inner
         self.lease = lease
+        self.send_timeout = send_timeout
         self.status_code = inner.status_code
         self.raw_headers = inner.raw_headers
         self.background = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        timeout = self.send_timeout
+
+        async def timed_send(message: Message) -> None:
+            try:
+                await asyncio.wait_for(send(message), timeout)
+            except TimeoutError:
+                raise _ClientStalled from None
+
         try:
-            await self.inner(scope, receive, send)
+            await self.inner(scope, receive, timed_send)
+        except BaseException as exc:
+            if not _only_stalls(exc):
+                raise
+            client = scope.get("client") or ("?", 0)
+            log.warning("replay: %s:%s did not read for %g s: response to %s dropped",
+                        client[0], client[1], timeout, scope.get("path"))  # fmt: skip
         finally:
             self.lease.release()
 
@@ -183,7 +223,8 @@ class ReplayServer:
     Attributes:
         api: the resolution API app. collections: :class:`ReplayCollections`.
         pages: the page renderer. budget: the :class:`ByteBudget` of large rewrites
-        (module docstring).
+        (module docstring). send_timeout: seconds a leased response waits for a client
+        that does not read (:data:`SEND_TIMEOUT`).
     """
 
     def __init__(self, api: ASGIApp, collections: ReplayCollections,
@@ -192,6 +233,7 @@ class ReplayServer:
         self.collections = collections
         self.pages = Pages("/")
         self.budget = ByteBudget(rewrite_budget)
+        self.send_timeout = SEND_TIMEOUT
         self._client_js: bytes | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -446,7 +488,7 @@ class ReplayServer:
         if isinstance(resp, _Deferred):  # cannot happen with a lease
             lease.release()
             raise AssertionError("memento deferred twice")
-        return LeasedResponse(resp, lease)
+        return LeasedResponse(resp, lease, self.send_timeout)
 
     def _memento(self, ctx: ReplayContext, target: Target, abs_prefix: str,
                  range_header: str | None, head_only: bool,
