@@ -18,7 +18,9 @@ import webark.warc.writer as writer_mod
 from webark.core.errors import InvalidRecordError, WebarkError
 from webark.core.ids import seeded_record_ids
 from webark.warc.builders import MetadataFields, RecordBuilder, WarcinfoFields
+from webark.warc.check import check_file
 from webark.warc.headers import WarcHeaders
+from webark.warc.reader import ArchiveReader
 from webark.warc.record import WarcRecord
 from webark.warc.writer import WarcWriter, is_already_compressed
 
@@ -247,14 +249,20 @@ def test_fsync_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(calls) == 4  # warcinfo, the capture, file on close, directory after rename
 
 
-def test_io_error_marks_file_invalid_and_next_write_starts_a_new_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("written_before_error", [0, 100])
+def test_disk_full_cuts_the_file_back_and_next_write_starts_a_new_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written_before_error: int
 ) -> None:
+    """A full disk in the middle of a record (part of it on disk, or nothing): the file
+    is cut back to its last complete record and finished under its final name, a valid
+    WARC; the next write starts a new file."""
     w = make_writer(tmp_path)
     w.write(*capture(w.builder, 1))
     real = writer_mod._write_all
 
     def full(fd: int, data: bytes) -> int:
+        if written_before_error:
+            os.write(fd, data[:written_before_error])
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(writer_mod, "_write_all", full)
@@ -262,12 +270,31 @@ def test_io_error_marks_file_invalid_and_next_write_starts_a_new_file(
         w.write(*capture(w.builder, 2))
     assert w.current_path is None
     first = w.paths[0]
-    assert first.endswith(".warc.gz.invalid") and os.path.exists(first)
+    assert first.endswith(".warc.gz") and os.path.exists(first)
+    assert not os.path.exists(first + ".open")
+    report = check_file(first)
+    assert report.ok, report.errors[:3]
+    uris = [r.headers.target_uri for r in ArchiveReader(first) if r.type == "response"]
+    assert uris == ["http://example.com/page/1"]
     monkeypatch.setattr(writer_mod, "_write_all", real)
     again = w.write(*capture(w.builder, 2))
     w.close()
     assert again[0].path == w.paths[1] and Path(w.paths[1]).name.split("-")[2] == "00001"
     assert b"WARC-Type: warcinfo" in members(Path(w.paths[1]).read_bytes())[0]
+
+
+def test_disk_full_before_the_warcinfo_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = make_writer(tmp_path)
+
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer_mod, "_write_all", full)
+    with pytest.raises(OSError, match="No space"):
+        w.write(*capture(w.builder, 1))
+    assert w.paths == [] and os.listdir(tmp_path) == []
 
 
 def test_hybrid_routes_compressed_media_with_its_request(tmp_path: Path) -> None:

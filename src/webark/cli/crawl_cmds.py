@@ -186,6 +186,12 @@ def crawl(
     While it runs, a control API on 127.0.0.1 (bearer token printed and written to
     JOBDIR/control.json) gives status, live reports, pause/resume/stop, adding seeds
     and changing delays (endpoints: webark.apps.crawl_control).
+
+    A full disk stops the crawl cleanly: every WARC is cut back to its last complete
+    record and closed, the URI being written stays queued; free space, then --resume.
+
+    Exit status: 0 finished or stopped; 1 stopped because the disk was full; 2 the job
+    cannot start (configuration, seeds, control port).
     """
     from webark.cli.crawl_view import human_bytes
     from webark.crawl.controller import CrawlSetupError
@@ -259,3 +265,5 @@ def crawl(
         f"reports in {job.reports_dir}",
         highlight=False, soft_wrap=True,
     )  # fmt: skip
+    if summary.disk_full:
+        sys.exit(1)

@@ -82,6 +82,7 @@ import asyncio
 import base64
 import collections
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -150,6 +151,8 @@ class CrawlSummary:
     stop_reason: str
     warcs: tuple[str, ...]
     reports: tuple[Path, ...]
+    disk_full: bool = False
+    """The crawl stopped because the disk was full (resume it once there is room)."""
 
 
 def _now() -> datetime:
@@ -169,6 +172,17 @@ def _redirect_target(ex: Exchange) -> str | None:
         return None
     location = ex.header("Location")
     return resolve(ex.url, location) if location else None
+
+
+_DISK_FULL = "disk full"
+
+
+def disk_full(e: BaseException) -> bool:
+    """True for "no space left" from the file system (``ENOSPC``, ``EDQUOT``) or from
+    SQLite (``SQLITE_FULL``, error code 13): a condition to stop on, not a URI's error."""
+    if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return isinstance(e, sqlite3.Error) and getattr(e, "sqlite_errorcode", None) == 13
 
 
 class CrawlController:
@@ -251,6 +265,7 @@ class CrawlController:
         self._dns_done: set[str] = set()
         self._resume_log = _ResumeLog()
         self._robots_db: sqlite3.Connection | None = None
+        self._disk_full = False
 
     # -- control ----------------------------------------------------------------------
     def request_stop(self, reason: str = "stopped by operator") -> None:
@@ -458,10 +473,19 @@ class CrawlController:
         self.stats.stop_reason = self._stop_reason
         snap = self.stats.snapshot(self.frontier.stats(top=2000))
         self.frontier.close()
-        paths = write_reports(self.job.reports_dir, snap, self.reports)
+        try:
+            paths = write_reports(self.job.reports_dir, snap, self.reports)
+        except OSError as e:
+            if not disk_full(e):
+                raise
+            log.error("reports not written (%s); `webark crawl --resume` writes them", e)
+            paths = []
         if self.on_progress:
             self.on_progress(snap)
-        return CrawlSummary(snap, self._stop_reason, tuple(self.writer.writer.paths), tuple(paths))
+        return CrawlSummary(
+            snap, self._stop_reason, tuple(self.writer.writer.paths), tuple(paths),
+            disk_full=self._disk_full,
+        )  # fmt: skip
 
     async def _ticker(self) -> None:
         while True:
@@ -520,8 +544,19 @@ class CrawlController:
                 return
 
     def _failed(self, curi: CrawlURI, n: int, e: Exception) -> None:
-        """A bug while processing ``curi``: log it as -5 and finish it."""
+        """A bug while processing ``curi``: log it as -5 and finish it. A full disk is no
+        bug: the crawl stops (:func:`disk_full`), ``curi`` stays in flight, and
+        ``--resume`` fetches it again once there is room."""
         assert self.frontier is not None
+        if disk_full(e):
+            if not self._disk_full:
+                log.error("%s while writing the capture of %s", e, curi.uri)
+            self._disk_full = True
+            self.request_stop(
+                f"{_DISK_FULL} ({e}): free space under {self.job.job_dir}, then "
+                f"webark crawl --resume {self.job.job_dir}"
+            )
+            return
         log.exception("error processing %s", curi.uri, exc_info=e)
         self._log_line(curi, -5, n, annotations=(f"err={type(e).__name__}",))
         self.frontier.finished(curi, -5, 0.0)
@@ -630,9 +665,12 @@ class CrawlController:
         links: list[Link],
         board: bool,
     ) -> None:
-        """Write the records, queue the in-scope outlinks, log the line, finish."""
+        """Write the records, queue the in-scope outlinks, log the line, finish. After a
+        full disk nothing more is written: the URI stays in flight for ``--resume``."""
         frontier = self.frontier
         assert frontier is not None
+        if self._disk_full:
+            return
         annotations = list(ex.annotations)
         if curi.retries:
             annotations.append(f"{curi.retries + 1}t")

@@ -74,6 +74,7 @@ import contextlib
 import email.utils
 import enum
 import hashlib
+import logging
 import math
 import sqlite3
 import time
@@ -84,6 +85,8 @@ from pathlib import Path
 from webark.core.errors import WebarkError
 from webark.crawl.curi import CrawlURI
 from webark.url import InvalidURLError, normalize
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "S_BLOCKED_BY_QUOTA",
@@ -531,11 +534,16 @@ class Frontier:
     # -- lifecycle
 
     def close(self) -> None:
-        """Checkpoint the WAL into the database and close it. Idempotent."""
+        """Checkpoint the WAL into the database and close it. Idempotent. A checkpoint
+        that cannot be made (a full disk) is skipped: the WAL stays beside the database
+        and SQLite replays it at the next open, so nothing is lost."""
         if self._db is None:
             return
         try:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.OperationalError as e:
+            log.warning("frontier: WAL checkpoint skipped (%s); it is replayed at the next "
+                        "open", e)  # fmt: skip
         finally:
             self._db.close()
             self._db = None  # type: ignore[assignment]

@@ -6,8 +6,9 @@ Files (DESIGN.md "Formats → WARC", Heritrix 3 and warcprox behaviour):
 - named by a template, default ``{prefix}-{timestamp17}-{serial:05d}-{pid}~{host}~{port}{ext}``
   (Heritrix's ``${prefix}-${timestamp17}-${serialno}-${heritrix.pid}~${heritrix.hostname}~
   ${heritrix.port}``), written as ``NAME.open`` and renamed to ``NAME`` when finished;
-  after an I/O error the file is renamed ``NAME.invalid`` and the next write starts a
-  new file;
+  after an I/O error (a full disk) the file is cut back to its last complete record
+  and finished under its final name (``NAME.invalid`` only if it cannot be cut), and
+  the next write starts a new file;
 - each file starts with a warcinfo record (WARC 1.1 §6.1) naming it in WARC-Filename, and
   every record the writer completes gets ``WARC-Warcinfo-ID`` (§5.14);
 - compression per record (WARC 1.1 Annex D): ``gzip`` (default, one gzip member per
@@ -365,7 +366,7 @@ class _Series:
         try:
             self._put(self.current, [_encode(info, self.codec)])
         except OSError:
-            self.fail()
+            self.fail(0)
             raise
         return self.current
 
@@ -380,13 +381,32 @@ class _Series:
         if self.owner.fsync:
             _fsync_dir(os.path.dirname(cur.path) or ".")
 
-    def fail(self) -> None:
-        """After an I/O error: close and rename the file to ``NAME.invalid`` (best effort)."""
+    def fail(self, complete: int | None = None) -> None:
+        """After an I/O error (a full disk, most often) while writing at offset
+        ``complete``, the end of the last complete record: cut the file back there and
+        finish it as a valid WARC under its final name; a file left with no record at
+        all is removed. When it cannot be cut (or ``complete`` is None) it is closed and
+        renamed ``NAME.invalid`` (best effort): it may end in a partial record."""
         cur, self.current = self.current, None
         if cur is None:
             return
+        if complete is not None:
+            try:
+                os.ftruncate(cur.fd, complete)
+                cur.bytes_written = complete
+            except OSError:
+                complete = None
         with contextlib.suppress(OSError):
             os.close(cur.fd)
+        if complete == 0:
+            with contextlib.suppress(OSError):
+                os.unlink(cur.path + OPEN_SUFFIX)
+                self.paths.remove(cur.path)
+                return
+        if complete is not None:
+            with contextlib.suppress(OSError):
+                os.rename(cur.path + OPEN_SUFFIX, cur.path)
+                return
         with contextlib.suppress(OSError):
             os.rename(cur.path + OPEN_SUFFIX, cur.path + INVALID_SUFFIX)
         self.paths[self.paths.index(cur.path)] = cur.path + INVALID_SUFFIX
@@ -437,7 +457,7 @@ class _Series:
             sizes = [_size(e) for e in encoded]
             self._put(cur, encoded)
         except OSError:
-            self.fail()
+            self.fail(offset)
             raise
         cur.only_warcinfo = False
         for r in linked:
@@ -462,7 +482,7 @@ class _Series:
         try:
             self._put(cur, [[member]])
         except OSError:
-            self.fail()
+            self.fail(offset)
             raise
         cur.only_warcinfo = False
         return cur.path, offset, len(member) - (4 if self.codec == "none" else 0)
@@ -621,8 +641,10 @@ class WarcWriter:
                 ``warc-block-digest-mismatch: …``, ``not-http: …``,
                 ``unknown-profile: …``).
             WebarkError: the writer is closed.
-            OSError: the file could not be written; it is renamed ``….invalid`` and the
-                next write starts a new file.
+            OSError: the file could not be written (e.g. ``ENOSPC``): none of these
+                records is in it; it is cut back to its last complete record and
+                finished (renamed ``….invalid`` when it cannot be cut), and the next
+                write starts a new file.
         """
         if not records:
             return []
