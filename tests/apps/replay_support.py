@@ -17,7 +17,9 @@ WarcWriter, each capture at a fixed date, for the cases the corpus lacks:
 * ``http://site.test/api?q=1&_=1507495059747`` and ``data.json`` (fuzzy match of
   cache-busting parameters);
 * ``http://site.test/gone.html``: two captures, the nearer one in a WARC that is deleted
-  after indexing (fall-through to the next closest).
+  after indexing (fall-through to the next closest);
+* ``http://site.test/nm.html``: a 200, then a ``server-not-modified`` revisit (a 304 to
+  a conditional request, 2020-09-02).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ GZ_HTML = (
     b'<html><head><title>Gzipped page</title></head><body>'
     b'<img src="/img/logo.png"><a href="http://site.test/news.html">news</a></body></html>'
 )
+NM_BODY = b"<html><head><title>Not modified</title></head><body><p>same</p></body></html>"
 NEWS_1 = (
     b"<html><head><title>News</title><style>p{color:red}</style></head><body>"
     b"<h1>Daily news</h1><p>The river is high.</p><p>Markets are calm.</p>"
@@ -142,6 +145,16 @@ def write_site_warcs(out: Path) -> tuple[list[Path], Path]:
                  when("2020-08-01 00:00:00"))  # fmt: skip
         _capture(w, "http://site.test/gone.html", _ok(b"<title>gone: the far one</title>"),
                  when("2020-06-01 00:00:00"))  # fmt: skip
+        # a recrawl's conditional request answered 304: a server-not-modified revisit
+        nm = _capture(w, "http://site.test/nm.html", _ok(NM_BODY, extra=[
+            ("ETag", '"v1"'), ("Cache-Control", "max-age=60"), ("X-Old", "kept")
+        ]), when("2020-09-01 00:00:00"))  # fmt: skip
+        _capture(w, "http://site.test/nm.html", http_response("304 Not Modified", [
+            ("ETag", '"v1"'), ("Cache-Control", "max-age=3600"), ("Content-Length", "0"),
+        ]), when("2020-09-02 00:00:00"), Original(
+            "http://site.test/nm.html", nm.headers.get("WARC-Date") or "", nm.record_id,
+            nm.headers.get("WARC-Payload-Digest"),
+        ))  # fmt: skip
     raw = WarcWriter(out / "raw", prefix="SITE-RAW", compression="none")
     with raw as w:
         _capture(w, "http://site.test/video.bin", _ok(VIDEO, "video/mp4"),

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from replay_support import CHAIN, CHAIN_BODY, GZ_HTML, LATIN1_BODY, build_collections
+from replay_support import CHAIN, CHAIN_BODY, GZ_HTML, LATIN1_BODY, NM_BODY, build_collections
 from starlette.testclient import TestClient
 
 from webark.apps.replay_app import create_server
@@ -180,3 +180,19 @@ def test_cache_busting_parameters_fuzzy_match(client: TestClient) -> None:
     # other parameters must still match
     r = client.get("/site/2020/http://site.test/api?q=2&_=1600000000000", follow_redirects=False)
     assert r.status_code == 404
+
+
+def test_server_not_modified_revisit_replays_the_original_freshened(client: TestClient) -> None:
+    """A 304 stored as a server-not-modified revisit replays as the original 200 with
+    its body, the 304's fields replacing the original's (RFC 9111 §4.3.4); before,
+    replay served the empty 304 itself."""
+    raw = client.get("/site/20200902000000id_/http://site.test/nm.html")
+    assert raw.status_code == 200
+    assert raw.content == NM_BODY
+    assert raw.headers["cache-control"] == "max-age=3600"  # from the 304
+    assert raw.headers["x-old"] == "kept"  # from the original
+    assert raw.headers["content-type"] == "text/html; charset=utf-8"
+    page = client.get("/site/20200902000000/http://site.test/nm.html")
+    assert page.status_code == 200 and b"<p>same</p>" in page.content
+    latest = client.get("/site/http://site.test/nm.html", follow_redirects=True)
+    assert latest.status_code == 200 and b"<p>same</p>" in latest.content

@@ -35,6 +35,7 @@ from webark.core.errors import FormatError
 from webark.index.record_loader import RecordLoader
 from webark.index.revisits import RevisitResolver, is_empty_payload_digest, revisit_digest
 from webark.url import InvalidURLError, cdx_key, join
+from webark.warc.freshen import freshen_fields
 from webark.warc.payload import dechunk
 from webark.warc.record import WarcRecord
 
@@ -278,7 +279,14 @@ def _build(
             length = len(decoded)
         else:
             length = payload_rec.block.size - payload_rec.payload_offset
-    if head is not None and head.status is not None:
+    if (
+        head is not None and head.status == 304 and record.type == "revisit"
+        and original is not None and original.http is not None
+        and original.http.status is not None
+    ):  # server-not-modified: the original's response, freshened by the 304
+        status = original.http.status
+        headers = freshen_fields(original.http.headers, head.headers)
+    elif head is not None and head.status is not None:
         status, headers = head.status, list(head.headers)
     else:
         ctype = record.headers.content_type or "application/octet-stream"

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from webark.core.digests import Digest, normalize_algorithm
 from webark.core.errors import DigestError
 from webark.warc.builders import HTTP_RESPONSE
+from webark.warc.freshen import freshen_head
 from webark.warc.headers import WarcHeaders
 from webark.warc.http import parse_http_head
 from webark.warc.payload import dechunk
@@ -56,14 +57,6 @@ ORIGINAL_ID_FIELD = "WebArk-Original-Record-ID"
 STATUS_FIELD = "WebArk-Reduplication"
 
 # RFC 9111 §3.2: fields a 304 does not update in the stored response
-_NOT_FRESHENED = frozenset(
-    {
-        "content-length", "transfer-encoding", "content-encoding", "content-range",
-        "connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade",
-    }
-)
-
-
 @dataclass(frozen=True, slots=True)
 class OriginalPayload:
     """What the merge needs of an original.
@@ -100,31 +93,6 @@ class Merged:
     verified: bool
     reading: str | None
     problem: str | None
-
-
-def _head_lines(head: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]]:
-    """Status line and raw ``(line, lowercase name)`` pairs of an HTTP head."""
-    lines = head.split(b"\r\n") if b"\r\n" in head else head.split(b"\n")
-    status, fields = lines[0], []
-    for raw in lines[1:]:
-        if not raw:
-            continue
-        name = raw.split(b":", 1)[0].strip().lower()
-        fields.append((raw, name))
-    return status, fields
-
-
-def freshen(stored: bytes, not_modified: bytes) -> bytes:
-    """The stored response head updated with the fields of a 304 response (RFC 9111
-    §4.3.4): every field named in the 304 replaces all of that name in the stored
-    head, except Content-Length, framing and hop-by-hop fields. Bytes of untouched
-    fields are kept; the result ends with CRLF CRLF."""
-    status, old = _head_lines(stored)
-    _, new = _head_lines(not_modified)
-    replace = {n for _, n in new if n not in _NOT_FRESHENED}
-    out = [status] + [raw for raw, n in old if n not in replace]
-    out += [raw for raw, n in new if n in replace]
-    return b"\r\n".join(out) + b"\r\n\r\n"
 
 
 def _synthesized_head(length: int) -> bytes:
@@ -172,7 +140,7 @@ def merge_revisit(
         rh is not None and rh.status == 304
     )
     if rev_head is not None and not_modified and original.head is not None:
-        head = freshen(original.head, rev_head)
+        head = freshen_head(original.head, rev_head)
     elif rev_head is not None:
         head = rev_head
     elif original.head is not None:
