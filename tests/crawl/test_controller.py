@@ -232,6 +232,17 @@ def test_job_config_errors(tmp_path: Path) -> None:
         job_from_mapping({**base, "seeds": ["ftp//x"]})
     job = job_from_mapping({**base, "contact": ["https://x.org/bot", "a@b.org"]})
     assert job.user_agent.endswith("(+https://x.org/bot; a@b.org)")
+    # a typo in a scope key, and a dedup_index that does not exist (it used to be
+    # created empty, in another job's folder, or to fail with a traceback)
+    with pytest.raises(JobConfigError, match=r"scope\.max_hop: .*did you mean 'max_hops'"):
+        job_from_mapping({**base, "scope": {"max_hop": 2}})
+    gone = tmp_path / "crawl-1" / "state" / "dedup.sqlite"
+    for parent in (False, True):
+        if parent:
+            gone.parent.mkdir(parents=True)
+        with pytest.raises(JobConfigError, match=r"dedup_index: .* is not a file"):
+            job_from_mapping({**base, "dedup": True, "dedup_index": str(gone)})
+    assert not gone.exists()
 
 
 def test_cli_requires_contact(tmp_path: Path) -> None:

@@ -328,6 +328,12 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
     scope = cfg.get("scope") or {}
     if not isinstance(scope, Mapping):
         raise JobConfigError("scope", "expected a mapping of scope options")
+    from webark.crawl.scope import ScopeConfigError, build_scope
+
+    try:  # a typo in a scope key is a configuration error like any other
+        build_scope(scope, seeds)
+    except ScopeConfigError as e:
+        raise JobConfigError(f"scope.{e.key}", e.reason) from None
     prefix = cfg.get("warc_prefix", "WEBARK")
     if not isinstance(prefix, str) or not prefix or "/" in prefix:
         raise JobConfigError("warc_prefix", f"expected a file name prefix, got {prefix!r}")
@@ -344,6 +350,13 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
         dedup_index = Path(dedup_index)
         if base_dir is not None and not dedup_index.is_absolute():
             dedup_index = base_dir / dedup_index
+        if not dedup_index.is_file():
+            raise JobConfigError(
+                "dedup_index",
+                f"{dedup_index} is not a file: give the state/dedup.sqlite of an earlier job "
+                "crawled with 'dedup: true', or make one with 'webark dedup build' "
+                "(a relative path is taken from the job file's folder)",
+            )
     return CrawlJob(
         seeds=seeds,
         job_dir=job_dir,
