@@ -241,3 +241,34 @@ def test_warcs_pass_warcio_check(crawls: dict[str, Any]) -> None:
     r = subprocess.run([str(warcio), "check", *files], capture_output=True)
     assert r.returncode == 0, (r.stdout + r.stderr).decode()[-2000:]
     assert all(os.path.getsize(f) > 0 for f in files)
+
+
+def test_304_of_a_url_only_stored_as_a_digest_revisit(tmp_path: Path) -> None:
+    """``/img/copy.png`` has the bytes of ``/img/bg.png``: the first crawl stores one of
+    them as a digest revisit of the other. Its 304 in the recrawl must refer to the
+    record that holds the payload (the other's response, with WARC-Refers-To), not to
+    its own last capture, which is a revisit (found by a fresh-user trial: `warc check`
+    warned "revisit without WARC-Refers-To")."""
+    files = StaticFiles()
+    files.files["/img/copy.png"] = (PNG, PNG_BYTES, {"etag"})
+    files.pages["/"] = files.pages["/"].replace(b"</body>", b'<img src="/img/copy.png"></body>')
+    site = TestSite({}, host="127.0.0.10", handler=files).start()
+    try:
+        first = make_job(tmp_path, "first", site.url("/"), dedup=True)
+        s1 = run(first)
+        index = str(first.state_dir / "dedup.sqlite")
+        s2 = run(make_job(tmp_path, "second", site.url("/"), dedup_index=index))
+    finally:
+        site.stop()
+    # whichever of the two was fetched first holds the payload; the other is a revisit
+    pair = {site.url("/img/bg.png"), site.url("/img/copy.png")}
+    (held,) = pair & set(records(s1, "response"))
+    (dup,) = pair & set(records(s1, "revisit"))
+    orig, _ = records(s1, "response")[held]
+    rev, _ = records(s2, "revisit")[dup]
+    assert rev.headers.get("WARC-Profile") == NOT_MODIFIED
+    assert rev.headers.get("WARC-Refers-To") == orig.headers.record_id
+    assert rev.headers.get("WARC-Refers-To-Target-URI") == held
+    for path in s2.warcs:
+        report = check_file(path)
+        assert report.ok and report.warning_count == 0, (path, report.warnings[:3])

@@ -982,8 +982,11 @@ class CrawlController:
         if ex.http_status == 304 and self.dedup is not None:
             last = self.dedup.last_capture(ex.url)
             if last is not None:
+                # the record that holds the payload: this URL's own original when there
+                # is one, else (the URL was only ever a digest revisit) the other URL's
+                # original; never the URL's last capture when that is itself a revisit
                 hit = self.dedup.lookup(ex.url, last.digest)
-                if hit is not None and hit.exact_url:
+                if hit is not None:
                     return hit.original, "server-not-modified"
                 return Original(last.url, last.date, None, last.digest), "server-not-modified"
         original = self._dedup_lookup(ex)
