@@ -183,6 +183,9 @@ def test_reports_written(crawled: Any) -> None:
     crawl_json = json.loads((job.reports_dir / "crawl-report.json").read_text())
     assert crawl_json["uris_robots_excluded"] == 1
     assert crawl_json["seeds_crawled"] == 2
+    # the final report has the WARC bytes on disk (it had null: found by a fresh user)
+    on_disk = sum(os.path.getsize(job.warcs_dir / n) for n in os.listdir(job.warcs_dir))
+    assert crawl_json["warc_bytes"] == on_disk > 0
     codes = {r["code"]: r["urls"] for r in
              json.loads((job.reports_dir / "responsecode-report.json").read_text())}  # fmt: skip
     assert codes[404] == 2 and codes[500] == 1  # /missing.html, B robots.txt and codes[-9998] == 1

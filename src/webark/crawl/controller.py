@@ -471,7 +471,7 @@ class CrawlController:
             await self._close()
         self.stats.ended = time.time()
         self.stats.stop_reason = self._stop_reason
-        snap = self.stats.snapshot(self.frontier.stats(top=2000))
+        snap = self.stats.snapshot(self.frontier.stats(top=2000), warc_bytes=self._warc_bytes())
         self.frontier.close()
         try:
             paths = write_reports(self.job.reports_dir, snap, self.reports)
@@ -486,6 +486,14 @@ class CrawlController:
             snap, self._stop_reason, tuple(self.writer.writer.paths), tuple(paths),
             disk_full=self._disk_full,
         )  # fmt: skip
+
+    def _warc_bytes(self) -> int:
+        """Bytes of the crawl's WARC files on disk (after :meth:`_close`: all closed)."""
+        total = 0
+        for path in self.writer.writer.paths if self.writer is not None else ():
+            with contextlib.suppress(OSError):
+                total += os.stat(path).st_size
+        return total
 
     async def _ticker(self) -> None:
         while True:
