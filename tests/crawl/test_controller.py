@@ -407,3 +407,24 @@ def test_custom_report_and_progress(sites: Any, tmp_path: Path) -> None:
     assert json.loads((job.reports_dir / "count-report.json").read_text())["hosts"] == ["127.0.0.2"]
     assert len(seen) >= 3 and seen[-1].processed == 8 and seen[-1].ended is not None
     assert any(0 < s.processed < 8 and s.queued > 0 for s in seen)
+
+
+def test_closed_output_pipe_does_not_stop_the_crawl(sites: Any, tmp_path: Path) -> None:
+    """``webark crawl … 2>&1 | head -1``: the terminal output stops when the pipe
+    closes, the crawl goes on to its end (it used to stop after two URIs, "the control
+    API or the view failed"; found by a fresh-user trial)."""
+    _a, b = sites
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from webark.cli.main import main; main()", "crawl",
+         "--seed", b.url("/"), "-o", str(tmp_path / "job"), "--contact", "a@example.org",
+         "--allow-private", "--min-delay", "0", "--max-delay", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith(b"webark crawl")
+    proc.stdout.close()  # as `head -1` does
+    assert proc.wait(120) == 0
+    lines = read_crawl_log(tmp_path / "job" / "logs" / "crawl.log")
+    assert len(lines) == 8  # robots.txt, /, 5 pages, 1 image: the whole crawl
+    report = json.loads((tmp_path / "job" / "reports" / "crawl-report.json").read_text())
+    assert report["stop_reason"] == "finished"

@@ -193,7 +193,6 @@ def crawl(
     Exit status: 0 finished or stopped; 1 stopped because the disk was full; 2 the job
     cannot start (configuration, seeds, control port).
     """
-    from webark.cli.crawl_view import human_bytes
     from webark.crawl.controller import CrawlSetupError
 
     cfg: dict[str, Any] = {}
@@ -236,6 +235,9 @@ def crawl(
     from rich.console import Console
 
     console = Console(stderr=True)
+    # rich exits the program when its output pipe closes (`webark crawl … | head`); a
+    # crawl must go on: the terminal output just stops (crawl.log and reports remain)
+    console.on_broken_pipe = lambda: setattr(console, "quiet", True)  # type: ignore[method-assign]
     console.print(f"webark crawl → {job.job_dir}  (User-Agent: {job.user_agent})",
                   highlight=False, soft_wrap=True)  # fmt: skip
     try:
@@ -257,6 +259,14 @@ def crawl(
             raise
         console.print(f"[red]error:[/red] {e}; choose another --control-port or 0")
         sys.exit(2)
+    _print_summary(console, summary, job)
+    if summary.disk_full:
+        sys.exit(1)
+
+
+def _print_summary(console: Console, summary: CrawlSummary, job: CrawlJob) -> None:
+    from webark.cli.crawl_view import human_bytes
+
     s = summary.snapshot
     console.print(
         f"{summary.stop_reason}: {s.processed} URIs ({s.succeeded} ok, {s.failed} failed, "
@@ -265,5 +275,3 @@ def crawl(
         f"reports in {job.reports_dir}",
         highlight=False, soft_wrap=True,
     )  # fmt: skip
-    if summary.disk_full:
-        sys.exit(1)
