@@ -143,3 +143,15 @@ def test_real_jquery_yields_nothing(corpus: Path) -> None:
     url = "http://www.iana.org/_js/2013.1/jquery.js"
     body, headers = iana[url]
     assert extract_links(url, None, body, headers) == []
+
+
+def test_xml_namespace_names_are_not_links() -> None:
+    """``createElementNS("http://www.w3.org/2000/svg", …)`` names a namespace; a crawl
+    of the python docs fetched it (a DNS lookup and a request to w3.org for nothing)."""
+    code = (
+        'document.createElementNS("http://www.w3.org/2000/svg", "svg");'
+        "el.setAttributeNS('http://www.w3.org/1999/xlink', 'href', '#a');"
+        'var x = "http://www.w3.org/1999/xhtml"; var y = "http://www.w3.org/2000/svg/";'
+        'fetch("https://www.w3.org/2000/svg/logo.png");'
+    )
+    assert found(code) == ["https://www.w3.org/2000/svg/logo.png"]

@@ -42,7 +42,8 @@ from collections.abc import Iterable, Iterator
 from webark.crawl.extract import Link, decode_text, resolve
 
 __all__ = [
-    "EXTENSIONS", "JsExtractor", "is_script", "is_sphinx_index_url", "js_links", "looks_like_url",
+    "EXTENSIONS", "XML_NAMESPACES", "JsExtractor", "is_script", "is_sphinx_index_url",
+    "js_links", "looks_like_url",
 ]  # fmt: skip
 
 _EXTENSION_WORDS = (
@@ -129,13 +130,34 @@ def js_strings(code: str) -> Iterator[str]:
         yield s
 
 
+XML_NAMESPACES = frozenset(
+    {
+        "http://www.w3.org/1999/xhtml",
+        "http://www.w3.org/2000/svg",
+        "http://www.w3.org/1999/xlink",
+        "http://www.w3.org/1998/Math/MathML",
+        "http://www.w3.org/XML/1998/namespace",
+        "http://www.w3.org/2000/xmlns/",
+        "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    }
+)
+"""Namespace names scripts pass to ``createElementNS`` and kin (Namespaces in XML 1.0;
+HTML Standard §2.1.8): identifiers, not links. Nearly every page with inline SVG or a
+charting library names ``http://www.w3.org/2000/svg``; fetching it is a request to a
+third party for nothing (Heritrix's ExtractorJS does fetch them)."""
+
+
 def js_links(base_url: str, code: str, context: str = "js string") -> Iterator[Link]:
-    """Speculative links (hop ``X``) from the string literals of script ``code``."""
+    """Speculative links (hop ``X``) from the string literals of script ``code``
+    (:data:`XML_NAMESPACES` excepted)."""
     for s in js_strings(code):
-        if looks_like_url(s):
+        if looks_like_url(s) and s.rstrip("/") not in _NAMESPACES:
             url = resolve(base_url, s)
             if url is not None:
                 yield Link(url, "X", context)
+
+
+_NAMESPACES = frozenset(n.rstrip("/") for n in XML_NAMESPACES)
 
 
 _JS_TYPES = frozenset(
