@@ -107,7 +107,23 @@ async def _run(
             loop.remove_signal_handler(s)
 
 
-@click.command("crawl")
+def _job_keys_epilog() -> str:
+    """The job file's keys for ``--help`` (from :data:`webark.crawl.job.JOB_KEYS`)."""
+    from webark.crawl.job import JOB_KEYS
+    from webark.crawl.scope.chain import SCOPE_KEYS
+
+    width = max(map(len, [*JOB_KEYS, *SCOPE_KEYS]))
+    jobs = [f"  {k.ljust(width)}  {v}" for k, v in JOB_KEYS.items()]
+    scope = [f"  {k.ljust(width)}  {v}" for k, v in SCOPE_KEYS.items()]
+    return (
+        "\b\nJob file keys (YAML mapping; a relative job_dir or dedup_index is taken from "
+        "the job file's folder):\n" + "\n".join(jobs)
+        + "\n\n\b\nKeys of its scope: mapping (the Heritrix default chain; see "
+        "webark.crawl.scope.build_scope):\n" + "\n".join(scope)
+    )
+
+
+@click.command("crawl", epilog=_job_keys_epilog())
 @click.argument("job_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--seed", "seeds", multiple=True, metavar="URL", help="Seed URL (repeatable).")
 @click.option("-o", "--output", "job_dir", type=click.Path(path_type=Path), help="Job directory.")
