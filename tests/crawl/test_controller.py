@@ -350,6 +350,8 @@ def test_sigterm_stops_gracefully_then_resume(sites: Any, tmp_path: Path) -> Non
     assert report["stop_reason"] == "SIGTERM received"
     assert report["uris_queued"] > 0
     assert not [n for n in os.listdir(jd / "warcs") if n.endswith(".open")]
+    first = report
+    time.sleep(0.5)  # a pause between the stop and the resume: not crawl time
     r = subprocess.run(_cli("--resume", str(jd), "--no-progress"), capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr.decode()
     uris = [ln.uri for ln in read_crawl_log(log)]
@@ -359,6 +361,20 @@ def test_sigterm_stops_gracefully_then_resume(sites: Any, tmp_path: Path) -> Non
     assert [h.path for h in hits_since(a, mark)].count("/robots.txt") == 1
     report = json.loads((jd / "reports" / "crawl-report.json").read_text())
     assert report["stop_reason"] == "finished" and report["uris_queued"] == 0
+    # the report is the whole crawl's: its first start, both sessions' running time
+    sessions = json.loads((jd / "state" / "sessions.json").read_text())
+    assert len(sessions) == 2 and all(s["ended"] for s in sessions)
+    assert report["started"] == first["started"]
+    ran = sum(s["ended"] - s["started"] for s in sessions)
+    assert abs(report["duration_s"] - ran) < 0.01
+    assert report["duration_s"] > first["duration_s"]
+    # resuming a finished crawl keeps those figures
+    r = subprocess.run(_cli("--resume", str(jd), "--no-progress"), capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    again = json.loads((jd / "reports" / "crawl-report.json").read_text())
+    assert again["started"] == first["started"]
+    assert again["duration_s"] >= report["duration_s"]
+    assert again["uris_processed"] == report["uris_processed"]
 
 
 def test_dns_prerequisite_recorded(sites: Any, tmp_path: Path) -> None:

@@ -266,6 +266,7 @@ class CrawlController:
         self._resume_log = _ResumeLog()
         self._robots_db: sqlite3.Connection | None = None
         self._disk_full = False
+        self._sessions: list[dict[str, float | None]] = []
 
     # -- control ----------------------------------------------------------------------
     def request_stop(self, reason: str = "stopped by operator") -> None:
@@ -310,7 +311,45 @@ class CrawlController:
                     log.info("repaired %s: %d records kept", res.new_path, res.records_kept)
                     self.repaired.append(res.new_path)
             self._rebuild_stats()
+        self._start_session()
         job.save()
+
+    def _start_session(self) -> None:
+        """Record this run in ``state/sessions.json`` (``[{"started", "last_seen",
+        "ended"}]``, wall-clock seconds) and take the earlier runs' time into the
+        statistics, so a resumed crawl reports when it first started and how long it
+        has run in all (a killed run counts until its last progress tick)."""
+        path = self.job.state_dir / "sessions.json"
+        sessions: list[dict[str, float | None]] = []
+        if self.resume:
+            with contextlib.suppress(OSError, ValueError):
+                sessions = [s for s in json.loads(path.read_text()) if isinstance(s, dict)]
+        prior = 0.0
+        for s in sessions:
+            start, end = s.get("started"), s.get("ended") or s.get("last_seen")
+            if isinstance(start, int | float) and isinstance(end, int | float) and end > start:
+                prior += end - start
+        self.stats.prior_elapsed = prior
+        first = sessions[0].get("started") if sessions else None
+        self.stats.crawl_started = first if isinstance(first, int | float) else None
+        self._sessions = [*sessions, {"started": self.stats.started, "last_seen": None,
+                                      "ended": None}]  # fmt: skip
+        self._save_sessions()
+
+    def _save_sessions(self, ended: float | None = None) -> None:
+        """Write ``state/sessions.json`` (atomically; best effort: a full disk must not
+        stop the crawl for a statistic)."""
+        if not self._sessions:
+            return
+        current = self._sessions[-1]
+        current["last_seen"] = time.time()
+        if ended is not None:
+            current["ended"] = ended
+        path = self.job.state_dir / "sessions.json"
+        tmp = path.with_suffix(".json.part")
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps(self._sessions))
+            os.replace(tmp, path)
 
     def _settle_recovered(self) -> None:
         """URIs the frontier put back although their crawl.log line was written (the
@@ -470,6 +509,7 @@ class CrawlController:
         finally:
             await self._close()
         self.stats.ended = time.time()
+        self._save_sessions(ended=self.stats.ended)
         self.stats.stop_reason = self._stop_reason
         snap = self.stats.snapshot(self.frontier.stats(top=2000), warc_bytes=self._warc_bytes())
         self.frontier.close()
@@ -498,6 +538,7 @@ class CrawlController:
     async def _ticker(self) -> None:
         while True:
             await asyncio.sleep(self.progress_interval)
+            self._save_sessions()  # a killed run counts until here
             if self.on_progress and self.frontier is not None:
                 try:
                     self.on_progress(self.stats.snapshot(self.frontier.stats(top=0)))

@@ -73,7 +73,7 @@ class CrawlSummaryReport:
         seeds_ok = sum(1 for st, _ in snap.seeds.values() if st is not None and st > 0)
         return {
             "job": snap.job_name,
-            "started": _iso(snap.started),
+            "started": _iso(snap.crawl_started or snap.started),
             "ended": _iso(snap.ended),
             "stop_reason": snap.stop_reason,
             "duration_s": round(snap.elapsed, 3),

@@ -307,11 +307,16 @@ class StatsSnapshot:
     warc_bytes: int | None = None
     settings: MappingProxyType[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     state: str | None = None
+    prior_elapsed: float = 0.0
+    """Seconds the crawl ran in earlier sessions (before ``--resume``)."""
+    crawl_started: float | None = None
+    """When the crawl's first session started (``started`` is this session's)."""
 
     @property
     def elapsed(self) -> float:
-        """Seconds from start to end (or now)."""
-        return max(0.0, (self.ended or self.now) - self.started)
+        """Seconds the crawl has run: earlier sessions plus this one to its end (or now);
+        the time between a stop and its ``--resume`` does not count."""
+        return self.prior_elapsed + max(0.0, (self.ended or self.now) - self.started)
 
     @property
     def uris_per_second(self) -> float:
@@ -338,6 +343,8 @@ class CrawlStats:
     job_name: str = "crawl"
     started: float = field(default_factory=time.time)
     ended: float | None = None
+    prior_elapsed: float = 0.0
+    crawl_started: float | None = None
     processed: int = 0
     succeeded: int = 0
     failed: int = 0
@@ -472,6 +479,8 @@ class CrawlStats:
             warc_bytes=warc_bytes,
             settings=MappingProxyType(dict(settings or {})),
             state=state,
+            prior_elapsed=self.prior_elapsed,
+            crawl_started=self.crawl_started,
         )
 
     def to_json(self) -> dict[str, Any]:
