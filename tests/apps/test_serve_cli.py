@@ -151,3 +151,17 @@ def test_rewrite_budget_option_reaches_the_app(
     assert create_server(str(colls_dir), rewrite_budget=3 << 20).budget.limit == 3 << 20
     bad = CliRunner().invoke(serve_cmds.serve, [str(colls_dir), "--rewrite-budget", "0"])
     assert bad.exit_code == 2
+
+
+def test_a_collection_folder_given_instead_of_its_parent(colls_dir: Path) -> None:
+    """``webark serve colls/web`` (the collection itself, a natural mistake after
+    ``collection init colls/web``) says which folder to give; it served 0 collections."""
+    from click.testing import CliRunner
+
+    from webark.cli import serve_cmds
+
+    coll = next(p for p in colls_dir.iterdir() if (p / "collection.toml").exists())
+    r = CliRunner().invoke(serve_cmds.serve, [str(coll), "--port", "0"])
+    assert r.exit_code == 2
+    assert "is a collection; give the folder that holds it" in r.output
+    assert str(colls_dir) in r.output

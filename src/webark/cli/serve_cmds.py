@@ -195,6 +195,12 @@ def serve(
     from webark.apps.cdx_sources import DirectoryCollections
 
     root = os.path.abspath(collections_dir)
+    if os.path.exists(os.path.join(root, "collection.toml")):
+        parent = os.path.dirname(root)
+        raise click.UsageError(
+            f"{collections_dir} is a collection; give the folder that holds it "
+            f"(webark serve {parent}) — its collections are served side by side"
+        )
     names = DirectoryCollections(root).names()
     if access_rules:
         from webark.apps.replay_access import AccessConfig
