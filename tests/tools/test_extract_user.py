@@ -132,3 +132,19 @@ def test_ctrl_c_leaves_no_manifest_and_no_partial_files(corpus: Path, tmp_path: 
     names = [p.name for p in out.rglob("*")]
     assert f"{MANIFEST_NAME}.csv" not in names  # no manifest: the tree is not finished
     assert not [n for n in names if n.startswith(PARTIAL_PREFIX)]
+
+
+def test_skipped_revisits_point_to_include_revisits(corpus: Path, tmp_path: Path) -> None:
+    """pywb's dupes.warc.gz holds revisits: the summary says how many were skipped and
+    which option writes them (a fresh user thought a deduplicated crawl could not be
+    extracted whole); with it, every capture is written (one file per capture here)."""
+    warc = str(corpus / PYWB / "dupes.warc.gz")
+    plain = CliRunner().invoke(cli, ["extract", "--all-captures", warc,
+                                     "-o", str(tmp_path / "a")])
+    assert plain.exit_code == 0, plain.output
+    assert "revisit record(s) skipped; --include-revisits writes" in plain.stdout
+    full = CliRunner().invoke(cli, ["extract", "--all-captures", "--include-revisits", warc,
+                                    "-o", str(tmp_path / "b")])
+    assert full.exit_code == 0, full.output
+    assert "revisit record(s) skipped" not in full.stdout
+    assert len(manifest(tmp_path / "b")) > len(manifest(tmp_path / "a"))

@@ -101,5 +101,9 @@ def extract(warcs: tuple[str, ...], outdir: str, replace: bool, all_captures: bo
                    f"records ({report.not_decoded} not decodable, kept as stored"
                    f"{truncated}); skipped: {skipped}{removed}")
         click.echo(f"manifest: {report.manifest}")
+        if report.skipped.get("revisit"):
+            click.echo(f"note: {report.skipped['revisit']} revisit record(s) skipped; "
+                       "--include-revisits writes their originals' payload under their "
+                       "URLs (a deduplicated crawl is then complete)")  # fmt: skip
     if report.problems:
         sys.exit(1)
