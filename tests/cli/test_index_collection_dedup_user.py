@@ -120,3 +120,16 @@ def test_collection_refuses_empty_file(tmp_path: Path) -> None:
     assert "is empty (0 bytes)" in res.output
     with Collection.open(tmp_path / "coll") as c:
         assert c.indexed() == []
+
+
+def test_index_of_an_empty_file_is_an_error(corpus: Path, tmp_path: Path) -> None:
+    """A 0-byte `.warc.gz` is no WARC (`warc check`: no-records); index said nothing and
+    exited 0 (found by a fresh-user trial). The other inputs are still indexed."""
+    empty = tmp_path / "empty.warc.gz"
+    empty.write_bytes(b"")
+    out = tmp_path / "out.cdxj"
+    warc = corpus / PYWB / "example.warc.gz"
+    res = CliRunner().invoke(cli, ["index", "-o", str(out), str(empty), str(warc)])
+    assert res.exit_code == 1
+    assert f"{empty}: error: empty file, no record found" in res.stderr
+    assert out.read_bytes().count(b"\n") > 0  # example.warc.gz indexed all the same

@@ -270,6 +270,14 @@ def _index_one(
     if records == 0 and any(p.severity == "error" for p in problems):
         bar.say(f"{path}: no WARC/ARC record could be read")
         return False
+    if records == 0 and not problems:
+        try:
+            empty = os.path.getsize(path) == 0
+        except OSError:
+            empty = False
+        if empty:  # as `webark warc check` says (no-records): not a WARC at all
+            bar.say(f"{path}: error: empty file, no record found")
+            return False
     return True
 
 
