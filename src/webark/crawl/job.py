@@ -46,7 +46,8 @@ JOB_KEYS: dict[str, str] = {
     "job_name": "collection / job name (warcinfo isPartOf; default: the job_dir name)",
     "allow_private": "bool: allow private, loopback and link-local addresses",
     "workers": "int >= 1: concurrent fetches (over all hosts; one per host at a time)",
-    "max_uris": "int >= 1: stop after this many successful fetches (null = no limit)",
+    "max_uris": "int >= 1: stop after this many successful fetches, robots.txt included "
+    "(Heritrix maxDocumentsDownload; null = no limit)",
     "min_delay": "seconds >= 0 between fetches to one host (Heritrix minDelay, 3)",
     "max_delay": "seconds >= min_delay (Heritrix maxDelay, 30)",
     "delay_factor": "delay = delay_factor × fetch time, clamped (Heritrix delayFactor, 5)",
