@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import subprocess
 import time
 from collections import Counter
@@ -69,19 +68,9 @@ def test_sigkill_pipelined_crawl_then_resume(
         argv = base.crawl_cmd("--resume", str(jd)) if resumable else base.crawl_cmd(str(yaml))
         before = log.stat().st_size if log.exists() else 0
         p = subprocess.Popen(argv, stderr=subprocess.PIPE, env=env)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and p.poll() is None:  # mid-crawl
-            if log.exists() and log.stat().st_size > before:
-                break
-            time.sleep(0.005)
+        base.wait_for_log_growth(p, log, before)  # mid-crawl
         time.sleep(rng.uniform(0.0, 0.25))
-        if p.poll() is not None:
-            err = p.stderr.read().decode() if p.stderr else ""
-            pytest.fail(f"crawl ended before kill {kill + 1} (exit {p.returncode}): {err}")
-        p.send_signal(signal.SIGKILL)
-        p.wait()
-        if p.stderr:
-            p.stderr.close()
+        base.kill_9(p, kill + 1)
         flying = base.in_flight(jd)
         most_in_flight = max(most_in_flight, len(flying))
         may_repeat |= flying

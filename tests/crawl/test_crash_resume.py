@@ -162,6 +162,28 @@ def hits_of(sites: dict[str, TestSite], contact: str) -> Counter[str]:
     return out
 
 
+def wait_for_log_growth(p: subprocess.Popen[bytes], log: Path, before: int) -> None:
+    """Until the run ``p`` has written past ``before`` bytes of crawl.log (mid-crawl),
+    it has exited, or 30 s have passed."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and p.poll() is None:
+        if log.exists() and log.stat().st_size > before:
+            break
+        time.sleep(0.005)
+
+
+def kill_9(p: subprocess.Popen[bytes], kill: int) -> None:
+    """SIGKILL the run ``p`` (kill number ``kill``, from 1); a run that already ended
+    fails the test, with its stderr."""
+    if p.poll() is not None:
+        err = p.stderr.read().decode() if p.stderr else ""
+        pytest.fail(f"crawl ended before kill {kill} (exit {p.returncode}): {err}")
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    if p.stderr:
+        p.stderr.close()
+
+
 def test_sigkill_20_times_then_resume(servers: dict[str, TestSite], tmp_path: Path) -> None:
     ref_dir, jd = tmp_path / "ref", tmp_path / "killed"
     ref_yaml = job_yaml(tmp_path / "ref.yaml", ref_dir, "ref@example.org", servers)
@@ -182,19 +204,9 @@ def test_sigkill_20_times_then_resume(servers: dict[str, TestSite], tmp_path: Pa
         if rng.random() < 0.25:  # anywhere, start-up (imports, WARC repair …) included
             time.sleep(rng.uniform(0.0, 1.5))
         else:  # once the run has logged something (start-up takes ~1 s): mid-crawl
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and p.poll() is None:
-                if log.exists() and log.stat().st_size > before:
-                    break
-                time.sleep(0.005)
+            wait_for_log_growth(p, log, before)
             time.sleep(rng.uniform(0.0, 0.3))
-        if p.poll() is not None:
-            err = p.stderr.read().decode() if p.stderr else ""
-            pytest.fail(f"crawl ended before kill {kills + 1} (exit {p.returncode}): {err}")
-        p.send_signal(signal.SIGKILL)
-        p.wait()
-        if p.stderr:
-            p.stderr.close()
+        kill_9(p, kills + 1)
         kills += 1
         may_repeat |= in_flight(jd)
         robots_unsaved_at_kill |= robots_saved(jd) < len(HOSTS)
