@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import platform
@@ -21,8 +22,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 """The project root (the folder holding bench/ and src/)."""
@@ -163,3 +168,39 @@ def machine_info() -> dict[str, object]:
         pass
     return {"cpu": cpu or platform.processor(), "nproc": os.cpu_count(),
             "python": platform.python_version(), "kernel": platform.release()}
+
+
+@dataclass(frozen=True)
+class LoadgenArgs:
+    """What a load generator child process is given on its command line (the server's
+    port, a file of request paths, phase and warm-up seconds, keep-alive or not, and the
+    PIDs whose CPU time it measures)."""
+
+    port: int
+    paths: list[str]
+    seconds: float
+    warm: float
+    keepalive: bool
+    pids: list[int]
+
+    @classmethod
+    def parse(cls, argv: list[str]) -> LoadgenArgs:
+        """``PORT PATHS_FILE SECONDS WARM ka|new PID,PID…`` (as ``run_phase`` writes it)."""
+        return cls(int(argv[0]), Path(argv[1]).read_text().split("\n"), float(argv[2]),
+                   float(argv[3]), argv[4] == "ka", [int(p) for p in argv[5].split(",")])
+
+    @staticmethod
+    def argv(port: int, paths_file: Path, seconds: float, warm: float, keepalive: bool,
+             pids: list[int]) -> list[str]:
+        return [str(port), str(paths_file), str(seconds), str(warm),
+                "ka" if keepalive else "new", ",".join(map(str, pids))]
+
+
+def run_event_loop(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on uvloop when it is installed (the load generator must not be the
+    bottleneck), else on asyncio's loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)

@@ -81,7 +81,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, cache_dir, log, machine_info
+from _common import ROOT, LoadgenArgs, cache_dir, log, machine_info, run_event_loop
 
 SEED = 20261130
 CLIENTS = 16
@@ -452,16 +452,8 @@ async def _phase(port: int, paths: list[str], clients: int, secs: float, warm: f
 
 
 def loadgen_main(argv: list[str]) -> None:
-    port, qfile, secs, warm, ka = int(argv[0]), argv[1], float(argv[2]), float(argv[3]), argv[4]
-    pids = [int(p) for p in argv[5].split(",")]
-    paths = Path(qfile).read_text().split("\n")
-    coro = _phase(port, paths, CLIENTS, secs, warm, ka == "ka", pids)
-    try:
-        import uvloop
-
-        res = uvloop.run(coro)
-    except ImportError:
-        res = asyncio.run(coro)
+    a = LoadgenArgs.parse(argv)
+    res = run_event_loop(_phase(a.port, a.paths, CLIENTS, a.seconds, a.warm, a.keepalive, a.pids))
     print(json.dumps(res))
 
 
@@ -469,10 +461,10 @@ def run_phase(port: int, paths: list[str], secs: float, warm: float, keepalive: 
               server_pid: int, name: str) -> dict[str, Any]:  # fmt: skip
     qfile = cache_dir() / "cdxsrv" / f"queries-{name}.txt"
     qfile.write_text("\n".join(paths))
-    pids = ",".join(str(p) for p in tree_pids(server_pid))
+    pids = tree_pids(server_pid)
     r = subprocess.run(
-        [sys.executable, __file__, "--loadgen", str(port), str(qfile), str(secs), str(warm),
-         "ka" if keepalive else "new", pids],
+        [sys.executable, __file__, "--loadgen",
+         *LoadgenArgs.argv(port, qfile, secs, warm, keepalive, pids)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return json.loads(r.stdout.strip().splitlines()[-1])

@@ -69,7 +69,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, cache_dir, log, machine_info
+from _common import ROOT, LoadgenArgs, cache_dir, log, machine_info, run_event_loop
 from cdx_server import (
     _phase,
     free_port,
@@ -230,18 +230,8 @@ def check_sample(pages: list[tuple[str, str]], ports: dict[str, int], n: int) ->
 
 # --- load -------------------------------------------------------------------------------
 def loadgen_main(argv: list[str]) -> None:
-    import asyncio
-
-    port, qfile, secs, warm, ka = int(argv[0]), argv[1], float(argv[2]), float(argv[3]), argv[4]
-    pids = [int(p) for p in argv[5].split(",")]
-    paths = Path(qfile).read_text().split("\n")
-    coro = _phase(port, paths, CLIENTS, secs, warm, ka == "ka", pids)
-    try:
-        import uvloop
-
-        res = uvloop.run(coro)
-    except ImportError:
-        res = asyncio.run(coro)
+    a = LoadgenArgs.parse(argv)
+    res = run_event_loop(_phase(a.port, a.paths, CLIENTS, a.seconds, a.warm, a.keepalive, a.pids))
     print(json.dumps(res))
 
 
@@ -249,9 +239,9 @@ def run_phase(work: Path, server: str, port: int, paths: list[str], secs: float,
               keepalive: bool, pid: int) -> dict[str, Any]:  # fmt: skip
     qfile = work / f"paths-{server}.txt"
     qfile.write_text("\n".join(paths))
-    pids = ",".join(str(p) for p in tree_pids(pid))
-    r = subprocess.run([sys.executable, __file__, "--loadgen", str(port), str(qfile), str(secs),
-                        str(warm), "ka" if keepalive else "new", pids],
+    pids = tree_pids(pid)
+    r = subprocess.run([sys.executable, __file__, "--loadgen",
+                        *LoadgenArgs.argv(port, qfile, secs, warm, keepalive, pids)],
                        capture_output=True, text=True, check=True)  # fmt: skip
     return json.loads(r.stdout.strip().splitlines()[-1])
 
