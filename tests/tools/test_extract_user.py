@@ -148,3 +148,29 @@ def test_skipped_revisits_point_to_include_revisits(corpus: Path, tmp_path: Path
     assert full.exit_code == 0, full.output
     assert "revisit record(s) skipped" not in full.stdout
     assert len(manifest(tmp_path / "b")) > len(manifest(tmp_path / "a"))
+
+
+def test_two_urls_on_one_file_are_not_called_older_captures(tmp_path: Path) -> None:
+    """``/`` and ``/index.html`` both become ``index.html``: the later capture is
+    written and the other counted as ``same-file-url``, not ``older-capture`` (which
+    a fresh user read as "an earlier capture of the same URL")."""
+    from datetime import UTC, datetime
+
+    from webark.tools.extract import extract
+    from webark.warc.writer import WarcWriter
+
+    def ok(body: bytes) -> bytes:
+        return b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s" % (
+            len(body), body)
+
+    with WarcWriter(tmp_path / "w", prefix="T") as w:
+        for url, day in (("http://h.test/", 1), ("http://h.test/index.html", 2),
+                         ("http://h.test/a.html", 1), ("http://h.test/a.html", 3)):
+            path = url.split("h.test", 1)[1].encode()
+            req = b"GET " + path + b" HTTP/1.1\r\nHost: h.test\r\n\r\n"
+            w.write(*w.builder.exchange(url, ok(url.encode()), req,
+                                        date=datetime(2024, 1, day, tzinfo=UTC)))
+    report = extract(w.paths, tmp_path / "out")
+    assert report.skipped == {"same-file-url": 1, "older-capture": 1}
+    assert (tmp_path / "out" / "h.test" / "index.html").read_bytes() == b"http://h.test/index.html"
+    assert (tmp_path / "out" / "h.test" / "a.html").read_bytes() == b"http://h.test/a.html"

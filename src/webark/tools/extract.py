@@ -147,7 +147,9 @@ class ExtractReport:
         bytes: payload bytes written.
         skipped: records not extracted, by reason (``not-2xx``, ``no-http-status``
             (e.g. ``dns:`` responses), ``unsupported-url``, ``revisit``,
-            ``revisit-unresolved``, ``older-capture``, ``no-url``).
+            ``revisit-unresolved``, ``older-capture``, ``same-file-url`` (another URL
+            that maps to the same file, e.g. ``/`` and ``/index.html``: the latest
+            capture of the two is written), ``no-url``).
         not_decoded: files written as stored because their Content-Encoding did not
             decode.
         removed: files of the earlier extract (``replace``) that this run does not
@@ -248,7 +250,9 @@ class CaptureSurvey:
                 old.timestamp, old.record_type != "revisit"
             ):
                 have[0] = cap
-            self.report.skip("older-capture")
+            # two URLs that land on one file (``/`` and ``/index.html``) are not two
+            # captures of one URL: say so rather than "older"
+            self.report.skip("older-capture" if old.url == cap.url else "same-file-url")
 
     def add_file(self, path: str) -> None:
         reader = ArchiveReader(path)
