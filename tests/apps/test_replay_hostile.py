@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,6 +23,7 @@ from replay_hostile import HUGE_LINE, MISLABELLED, ODD_URLS, PATHOLOGICAL, build
 from replay_support import build_collections
 from starlette.testclient import TestClient
 
+from http_wait import wait_until_serving
 from webark.apps.replay_app import create_server
 from webark.apps.replay_paths import clamp_timestamp
 from webark.apps.replay_render import REPLAY_CSP
@@ -224,12 +224,7 @@ def test_real_server_survives_hostile_requests(colls: Path) -> None:
         assert m
         port = int(m.group(1))
         base = f"http://127.0.0.1:{port}"
-        for _ in range(200):
-            try:
-                httpx.get(base, timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        wait_until_serving(base)
         for target in RAW_TARGETS:
             status = _raw_get(port, target).split(b"\r\n", 1)[0]
             assert re.match(rb"HTTP/1\.1 (200|302|400|404) ", status), (target, status)

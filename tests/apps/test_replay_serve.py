@@ -7,12 +7,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from replay_support import build_collections
+
+from http_wait import wait_until_serving
 
 CMD = [sys.executable, "-c", "from webark.cli.main import main; main()", "serve"]
 
@@ -32,12 +33,7 @@ def test_serve_replay_process(tmp_path: Path, corpus: Path) -> None:
         shown = [proc.stdout.readline(), proc.stdout.readline()]
         assert shown[0].startswith(f"  replay pywb: {base}pywb/")
         assert shown[1].startswith(f"  replay site: {base}site/")
-        for _ in range(200):
-            try:
-                httpx.get(base, timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        wait_until_serving(base)
         with httpx.Client(base_url=base) as c:
             r = c.get("/pywb/2014/http://www.iana.org/", follow_redirects=True)
             assert r.status_code == 200 and "<title>Internet Assigned Numbers" in r.text
@@ -84,12 +80,7 @@ def test_serve_workers_replay(tmp_path: Path, corpus: Path, n: int) -> None:
         m = re.search(r"at (http://127\.0\.0\.1:\d+/)", proc.stdout.readline())
         assert m
         base = m.group(1)
-        for _ in range(200):
-            try:
-                httpx.get(base, timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        wait_until_serving(base)
         with httpx.Client() as c:
             for _ in range(10):
                 r = c.get(f"{base}site/20200201000000id_/http://site.test/chain.txt")

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +29,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from png_pixels import pixel_stats
+
+from http_wait import wait_until_serving
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: Flags of the issue: no sandbox (root in a container), no GPU, and nothing that makes
@@ -111,12 +112,7 @@ def webark_serve(colls: Path) -> Iterator[str]:
             _, err = proc.communicate(timeout=10)
             pytest.fail(f"webark serve did not start: {line!r}\n{err}")
         base = m.group(1)
-        for _ in range(200):
-            try:
-                httpx.get(base, timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        wait_until_serving(base)
         yield base
     finally:
         if proc.poll() is None:

@@ -102,9 +102,5 @@ def test_sigkill_pipelined_crawl_then_resume(
 
     hits = base.hits_of(servers, "pcrash@example.org")
     assert set(hits) == {u for u in want if u.startswith("http")}
-    twice = {u for u, n in hits.items() if n > 1 and not u.endswith("/once.html")}
-    unexplained = {u for u in twice if u not in may_repeat}
-    if robots_unsaved_at_kill:
-        unexplained = {u for u in unexplained if not u.endswith("/robots.txt")}
-    assert unexplained == set()
+    assert base.unexplained_repeats(hits, may_repeat, robots_unsaved_at_kill) == set()
     assert may_repeat, "the kills hit URIs in flight"

@@ -57,20 +57,11 @@ def extract(warcs: tuple[str, ...], outdir: str, replace: bool, all_captures: bo
     stdout then holds {"error": …}); 2 for usage errors; 130 when interrupted (no
     manifest is written; run again with --replace to finish).
     """
-    from webark.cli.user_io import StatusLine, fail, unique_regular_files
-    from webark.index.collection import CollectionError
+    from webark.cli.user_io import StatusLine, archive_files, fail
     from webark.tools.extract import PARTIAL_PREFIX, OutputInUse, UnsafeOutput
     from webark.tools.extract import extract as run
-    from webark.tools.input_files import archive_inputs
 
-    given = unique_regular_files(warcs, what="WARC/ARC file", as_json=as_json, dirs_ok=True)
-    try:
-        files = archive_inputs(given)
-    except (OSError, CollectionError) as e:
-        fail(str(e), as_json=as_json)
-    if not files:
-        fail(f"no WARC/ARC files found in {', '.join(warcs)} (looked for *.warc, "
-             "*.warc.gz, *.warc.zst, *.arc, *.arc.gz)", as_json=as_json)
+    files = archive_files(warcs, as_json=as_json)
     status = StatusLine(sys.stderr.isatty() if progress is None else progress)
     try:
         report = run(files, outdir, all_captures=all_captures,

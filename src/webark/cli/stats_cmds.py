@@ -31,19 +31,10 @@ def stats(inputs: tuple[str, ...], as_json: bool, html_path: str | None, top: in
     could be read) or on an error (with --json, stdout then holds {"error": …}); 2
     for usage errors.
     """
-    from webark.cli.user_io import fail, unique_regular_files
-    from webark.index.collection import CollectionError
-    from webark.tools.input_files import archive_inputs
+    from webark.cli.user_io import archive_files, fail
     from webark.tools.stats import archive_stats
 
-    given = unique_regular_files(inputs, what="WARC/ARC file", as_json=as_json, dirs_ok=True)
-    try:
-        files = archive_inputs(given)
-    except (OSError, CollectionError) as e:
-        fail(str(e), as_json=as_json)
-    if not files:
-        fail(f"no WARC/ARC files found in {', '.join(inputs)} (looked for "
-             "*.warc, *.warc.gz, *.warc.zst, *.arc, *.arc.gz)", as_json=as_json)
+    files = archive_files(inputs, as_json=as_json)
     try:
         result = archive_stats(files)
     except OSError as e:

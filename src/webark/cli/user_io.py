@@ -95,3 +95,26 @@ class StatusLine:
     def done(self) -> None:
         if self.enabled and self._shown:
             click.echo("", err=True)
+
+
+def archive_files(inputs: Iterable[str], *, as_json: bool) -> list[str]:
+    """The (W)ARC files named by ``inputs`` (files, folders walked, collection folders:
+    :func:`webark.tools.input_files.archive_inputs`), each once, for the commands that
+    read WARCs (``stats``, ``extract``).
+
+    Raises:
+        click.ClickException (through :func:`fail`): an input is missing or no regular
+            file, a collection cannot be read, or no (W)ARC file was found.
+    """
+    from webark.index.collection import CollectionError
+    from webark.tools.input_files import archive_inputs
+
+    given = unique_regular_files(inputs, what="WARC/ARC file", as_json=as_json, dirs_ok=True)
+    try:
+        files = archive_inputs(given)
+    except (OSError, CollectionError) as e:
+        fail(str(e), as_json=as_json)
+    if not files:
+        fail(f"no WARC/ARC files found in {', '.join(given)} (looked for *.warc, "
+             "*.warc.gz, *.warc.zst, *.arc, *.arc.gz)", as_json=as_json)
+    return files

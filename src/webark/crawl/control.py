@@ -20,7 +20,6 @@ States (``status()["state"]``): ``STARTING`` (before the frontier is open), ``RU
 from __future__ import annotations
 
 import dataclasses
-import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -107,7 +106,6 @@ class CrawlControl:
         self._summary: CrawlSummary | None = None
         # the controller numbers its workers 1..N (crawl.log's #thread field)
         controller.stats.board.register(range(1, controller.job.workers + 1))
-        self._closed_sizes: dict[str, int] = {}
 
     # -- state ------------------------------------------------------------------------
     @property
@@ -142,27 +140,8 @@ class CrawlControl:
         }
 
     def warc_bytes(self) -> int:
-        """Bytes of the crawl's WARC files on disk (closed files and the ``.open`` one)."""
-        writer = self.controller.writer
-        if writer is None:
-            return 0
-        total = 0
-        for path in writer.writer.paths:
-            if path in self._closed_sizes:
-                total += self._closed_sizes[path]
-                continue
-            try:
-                total += os.stat(path + ".open").st_size
-                continue
-            except FileNotFoundError:
-                pass
-            try:
-                size = os.stat(path).st_size
-            except FileNotFoundError:
-                continue
-            self._closed_sizes[path] = size  # a closed WARC no longer changes
-            total += size
-        return total
+        """Bytes of the crawl's WARC files on disk (:meth:`CrawlController.warc_bytes`)."""
+        return self.controller.warc_bytes()
 
     def _frontier_stats(self, top: int) -> FrontierStats | None:
         f = self.controller.frontier

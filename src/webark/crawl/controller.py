@@ -267,6 +267,7 @@ class CrawlController:
         self._robots_db: sqlite3.Connection | None = None
         self._disk_full = False
         self._sessions: list[dict[str, float | None]] = []
+        self._closed_sizes: dict[str, int] = {}
 
     # -- control ----------------------------------------------------------------------
     def request_stop(self, reason: str = "stopped by operator") -> None:
@@ -511,7 +512,7 @@ class CrawlController:
         self.stats.ended = time.time()
         self._save_sessions(ended=self.stats.ended)
         self.stats.stop_reason = self._stop_reason
-        snap = self.stats.snapshot(self.frontier.stats(top=2000), warc_bytes=self._warc_bytes())
+        snap = self.stats.snapshot(self.frontier.stats(top=2000), warc_bytes=self.warc_bytes())
         self.frontier.close()
         try:
             paths = write_reports(self.job.reports_dir, snap, self.reports)
@@ -527,12 +528,27 @@ class CrawlController:
             disk_full=self._disk_full,
         )  # fmt: skip
 
-    def _warc_bytes(self) -> int:
-        """Bytes of the crawl's WARC files on disk (after :meth:`_close`: all closed)."""
+    def warc_bytes(self) -> int:
+        """Bytes of the crawl's WARC files on disk (closed files and the ``.open`` one);
+        a closed file's size is stat'ed once."""
+        if self.writer is None:
+            return 0
         total = 0
-        for path in self.writer.writer.paths if self.writer is not None else ():
-            with contextlib.suppress(OSError):
-                total += os.stat(path).st_size
+        for path in self.writer.writer.paths:
+            if path in self._closed_sizes:
+                total += self._closed_sizes[path]
+                continue
+            try:
+                total += os.stat(path + ".open").st_size
+                continue
+            except FileNotFoundError:
+                pass
+            try:
+                size = os.stat(path).st_size
+            except FileNotFoundError:
+                continue
+            self._closed_sizes[path] = size  # a closed WARC no longer changes
+            total += size
         return total
 
     async def _ticker(self) -> None:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from webark.cdx.line import CdxLine
@@ -114,15 +114,22 @@ class UrlCaptures:
         """One scan of ``urlkey``'s range (``urlkey``..``urlkey!``)."""
         out = cls()
         for line in source.scan(KeyRange(urlkey, urlkey + "!")):
-            if line.urlkey != urlkey or capture_type(line) not in ORIGINAL_TYPES:
-                continue
-            out.all_lines.append(line)
-            out.all_stamps.append(line.timestamp)
-            if line.digest and line.digest != "-":
-                d = digest_key(line.digest)
-                out.by_digest.setdefault(d, []).append(line)
-                out.stamps.setdefault(d, []).append(line.timestamp)
+            if line.urlkey == urlkey:
+                out.add(line)
         return out
+
+    def add(self, line: CdxLine, key_of: Callable[[str], str] = digest_key) -> None:
+        """Take ``line`` in (lines must come in index order); revisits and other
+        non-original captures are ignored. ``key_of`` normalizes a digest (a cached
+        :func:`digest_key` for callers that see many lines)."""
+        if capture_type(line) not in ORIGINAL_TYPES:
+            return
+        self.all_lines.append(line)
+        self.all_stamps.append(line.timestamp)
+        if line.digest and line.digest != "-":
+            d = key_of(line.digest)
+            self.by_digest.setdefault(d, []).append(line)
+            self.stamps.setdefault(d, []).append(line.timestamp)
 
     def around(self, digest: str | None, timestamp: str) -> list[CdxLine]:
         """Candidates with ``digest`` (None: any digest): the latest at or before

@@ -130,18 +130,6 @@ class _Ranked:
         return len(self.items) >= MAX_CANDIDATES
 
 
-def _add_capture(caps: UrlCaptures, line: CdxLine) -> None:
-    """Add a line as :meth:`UrlCaptures.read` does (non-revisit captures only)."""
-    if capture_type(line) not in ORIGINAL_TYPES:
-        return
-    caps.all_lines.append(line)
-    caps.all_stamps.append(line.timestamp)
-    if line.digest and line.digest != "-":
-        d = _digest_key(line.digest)
-        caps.by_digest.setdefault(d, []).append(line)
-        caps.stamps.setdefault(d, []).append(line.timestamp)
-
-
 def url_captures_in_order(
     source: IndexSource, urlkeys: Sequence[str], *, first_group: int = 64
 ) -> Iterator[tuple[str, UrlCaptures]]:
@@ -166,7 +154,7 @@ def url_captures_in_order(
             c = caps.get(line.urlkey)
             if c is not None:
                 used += 1
-                _add_capture(c, line)
+                c.add(line, _digest_key)
         for k in run:
             yield k, caps[k]
         i += len(run)
