@@ -1,10 +1,21 @@
-"""Waiting for a server a test started (``webark serve`` in a child process) to answer."""
+"""Waiting for a server a test started (``webark serve`` in a child process) to answer,
+and running one for the length of a ``with`` block."""
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
+
+#: ``webark`` of this checkout, run by the interpreter of the tests.
+WEBARK = [sys.executable, "-c", "from webark.cli.main import main; main()"]
+_SERVE_URL = re.compile(r"at (http://127\.0\.0\.1:\d+/)")
 
 
 def wait_until_serving(url: str, tries: int = 200, pause: float = 0.05) -> None:
@@ -17,3 +28,38 @@ def wait_until_serving(url: str, tries: int = 200, pause: float = 0.05) -> None:
             return
         except httpx.TransportError:
             time.sleep(pause)
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM ``proc`` (its own PID), then SIGKILL after 15 s; reap it."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def webark_serve_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``webark serve ARGS --port 0`` as a child process on 127.0.0.1: yields (its base
+    URL ``http://127.0.0.1:PORT/``, the process) once it answers; stopped at the end.
+
+    Raises:
+        AssertionError: the server printed no URL (its stderr is in the message).
+    """
+    proc = subprocess.Popen([*WEBARK, "serve", *args, "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = _SERVE_URL.search(line)
+        if not m:
+            proc.kill()
+            _, err = proc.communicate(timeout=10)
+            raise AssertionError(f"webark serve did not start: {line!r}\n{err}")
+        wait_until_serving(m.group(1))
+        yield m.group(1), proc
+    finally:
+        stop(proc)

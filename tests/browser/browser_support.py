@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +28,7 @@ import httpx
 import pytest
 from png_pixels import pixel_stats
 
-from http_wait import wait_until_serving
+from http_wait import WEBARK, webark_serve_process
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: Flags of the issue: no sandbox (root in a container), no GPU, and nothing that makes
@@ -46,8 +44,6 @@ CHROMIUM_ARGS = [
 ]
 PYTHON_DOCS_DIRS = (Path("/usr/share/doc/python3/html"), Path("/usr/share/doc/python3.11/html"))
 VIEWPORT = {"width": 1280, "height": 800}
-WEBARK = [sys.executable, "-c", "from webark.cli.main import main; main()"]
-_SERVE_URL = re.compile(r"at (http://127\.0\.0\.1:\d+/)")
 #: the element the replay banner's script adds (src/webark/apps/static/banner.js)
 BANNER_HOST = "#__webark_banner_host"
 #: where the replay app serves its own files (banner, client script)
@@ -101,27 +97,11 @@ def make_collection(colls: Path, name: str, warcs: list[Path]) -> Path:
 def webark_serve(colls: Path) -> Iterator[str]:
     """``webark serve colls --port 0`` as a subprocess on 127.0.0.1; yields its base URL
     (``http://127.0.0.1:PORT/``) once it answers; stopped with SIGTERM (then killed)."""
-    proc = subprocess.Popen([*WEBARK, "serve", str(colls), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        m = _SERVE_URL.search(line)
-        if not m:
-            proc.kill()
-            _, err = proc.communicate(timeout=10)
-            pytest.fail(f"webark serve did not start: {line!r}\n{err}")
-        base = m.group(1)
-        wait_until_serving(base)
-        yield base
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        with webark_serve_process(str(colls)) as (base, _proc):
+            yield base
+    except AssertionError as exc:
+        pytest.fail(str(exc))
 
 
 @contextmanager

@@ -34,7 +34,6 @@ themselves.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import mimetypes
 import os
@@ -75,7 +74,15 @@ from webark.apps.replay_paths import (
     fix_url,
     parse_target,
 )
-from webark.apps.replay_render import REPLAY_CSP, Banner, Rendered, render, rewrite_weight
+from webark.apps.replay_render import (
+    RAW_CSP,
+    REPLAY_CSP,
+    REWRITE_LIMIT,
+    Banner,
+    Rendered,
+    render,
+    rewrite_weight,
+)
 from webark.apps.replay_select import Blocked, Missing, select_capture
 from webark.apps.replay_sources import ReplayCollections, ReplayContext
 from webark.cdx.line import CdxLine
@@ -83,7 +90,7 @@ from webark.index.capture_select import captures, closest, is_replayable, neighb
 from webark.index.resolved import ResolvedCapture
 from webark.index.source import IndexUnavailable, KeyRange, resolve_match
 from webark.rewrite.client import client_script
-from webark.warc.payload import decode_content
+from webark.warc.payload import DecodedTooLarge, decode_content
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +111,28 @@ def is_api_request(scope: Scope) -> bool:
                 return b"text/html" not in v
         return True
     return False
+
+
+#: ``Sec-Fetch-Dest`` values of requests whose response a browser shows as a document.
+_DOCUMENT_DESTS = frozenset({"document", "iframe", "frame", "embed", "object", "fencedframe"})
+
+
+def is_navigation(headers: Any) -> bool:
+    """True when a request (its ``headers``, a case-insensitive mapping) comes from a
+    browser that will show the response as a document: ``Sec-Fetch-Dest`` names one
+    (Fetch Metadata), or, where browsers send no ``Sec-Fetch-*`` (plain http from a
+    host other than localhost), ``Accept`` asks for ``text/html`` as navigations do.
+    curl, wget and fetch() send ``Accept: */*``."""
+    dest = headers.get("sec-fetch-dest")
+    if dest is not None:
+        return dest.strip().lower() in _DOCUMENT_DESTS
+    return "text/html" in (headers.get("accept") or "").lower()
+
+
+def _is_service_worker_script(headers: Any) -> bool:
+    """True for a request that fetches a service worker's script (the ``Service-Worker:
+    script`` request header of the Service Workers spec)."""
+    return (headers.get("service-worker") or "").strip().lower() == "script"
 
 
 def _latin1(value: str) -> bytes:
@@ -224,15 +253,21 @@ class ReplayServer:
         api: the resolution API app. collections: :class:`ReplayCollections`.
         pages: the page renderer. budget: the :class:`ByteBudget` of large rewrites
         (module docstring). send_timeout: seconds a leased response waits for a client
-        that does not read (:data:`SEND_TIMEOUT`).
+        that does not read (:data:`SEND_TIMEOUT`). rewrite_limit: the largest body
+        (bytes, content-coding undone) that is rewritten or compared in a diff; larger
+        ones are sent as stored (:data:`~webark.apps.replay_render.REWRITE_LIMIT`).
     """
 
     def __init__(self, api: ASGIApp, collections: ReplayCollections,
-                 rewrite_budget: int = REWRITE_BUDGET):  # fmt: skip
+                 rewrite_budget: int = REWRITE_BUDGET,
+                 rewrite_limit: int = REWRITE_LIMIT):  # fmt: skip
+        if rewrite_limit <= 0:
+            raise ValueError("the rewrite limit must be a positive number of bytes")
         self.api = api
         self.collections = collections
         self.pages = Pages("/")
         self.budget = ByteBudget(rewrite_budget)
+        self.rewrite_limit = rewrite_limit
         self.send_timeout = SEND_TIMEOUT
         self._client_js: bytes | None = None
 
@@ -271,6 +306,12 @@ class ReplayServer:
             return self.pages.html("home.html", collections=self.collections.names())
         if target.kind == "app":
             return await self.app_file(request, target.url)
+        if _is_service_worker_script(request.headers):
+            # archived script never becomes a service worker of the replay origin: it
+            # would answer every later request of the server (all collections, the API)
+            return self.pages.error(403, "Service workers are not replayed",
+                                    "An archived script cannot be installed as a service "
+                                    "worker of the archive.")  # fmt: skip
         try:
             ctx = self.collections.get(target.coll)  # cached: a dict lookup (see ttl)
         except UnknownCollection:
@@ -432,10 +473,23 @@ class ReplayServer:
                     f"The capture at {display_date(rc.line.timestamp)} is {ctype or 'untyped'}; "
                     "the diff view compares HTML pages.", ctx.name,
                 )  # fmt: skip
+            limit = self.rewrite_limit
             with rc.payload_stream() as f:
-                body = f.read()
-            with contextlib.suppress(ValueError):
-                body = decode_content(body, rc.header("Content-Encoding"))
+                body = f.read(limit + 1)
+            too_large = len(body) > limit
+            if not too_large:
+                try:
+                    body = decode_content(body, rc.header("Content-Encoding"), limit=limit)
+                except DecodedTooLarge:
+                    too_large = True
+                except ValueError:
+                    pass  # compared as stored
+            if too_large:
+                return self.pages.error(
+                    413, "Too large to compare",
+                    f"The capture at {display_date(rc.line.timestamp)} is over "
+                    f"{limit:,} bytes once decoded.", ctx.name,
+                )  # fmt: skip
             texts.append(visible_lines(body))
             stamps.append(rc.line.timestamp)
         rows, changed = side_by_side(texts[0], texts[1])
@@ -474,7 +528,8 @@ class ReplayServer:
         docstring)."""
         abs_prefix = coll_prefix(str(request.base_url), ctx.name)
         args = (ctx, target, abs_prefix, request.headers.get("range"),
-                request.method == "HEAD", request.headers.get("if-range"))  # fmt: skip
+                request.method == "HEAD", request.headers.get("if-range"),
+                is_navigation(request.headers))  # fmt: skip
         small, large = _limiters()
         first = await anyio.to_thread.run_sync(self._memento, *args, None, limiter=small)
         if not isinstance(first, _Deferred):
@@ -492,7 +547,7 @@ class ReplayServer:
 
     def _memento(self, ctx: ReplayContext, target: Target, abs_prefix: str,
                  range_header: str | None, head_only: bool,
-                 if_range: str | None = None,
+                 if_range: str | None = None, navigation: bool = False,
                  lease: Lease | None = None) -> Response | _Deferred:  # fmt: skip
         """Select and render (worker thread). Without ``lease``, a large rewrite is
         not rendered: a :class:`_Deferred` with its weight comes back instead."""
@@ -512,15 +567,16 @@ class ReplayServer:
             location = archival_url(abs_prefix, ts, shown, target.modifier)
             links = MementoLinks(rc.line.url, abs_prefix, ts, target.modifier)
             return Response(b"", 302, headers={"Location": location, "Link": links.header()})
-        weight = rewrite_weight(rc, target.modifier)
+        weight = rewrite_weight(rc, target.modifier, rewrite_limit=self.rewrite_limit)
         if weight and lease is None:
             return _Deferred(weight)  # and rc goes: a waiting request holds no payload
         return self._serve(ctx, target, rc, abs_prefix, range_header, head_only, if_range,
-                           lease)  # fmt: skip
+                           navigation, lease)  # fmt: skip
 
     def _serve(self, ctx: ReplayContext, target: Target, rc: ResolvedCapture,
                abs_prefix: str, range_header: str | None, head_only: bool,
-               if_range: str | None = None, lease: Lease | None = None) -> Response:  # fmt: skip
+               if_range: str | None = None, navigation: bool = False,
+               lease: Lease | None = None) -> Response:  # fmt: skip
         ts = rc.line.timestamp
         url = rc.line.url  # the base of relative links: the capture's URL as archived
         reserve: Callable[[int], None] | None = None
@@ -550,7 +606,7 @@ class ReplayServer:
         rendered = render(
             rc, url=url, prefix=prefix, root="/", modifier=target.modifier,
             range_header=range_header, banner=banner, head_only=head_only, if_range=if_range,
-            reserve=reserve,
+            reserve=reserve, rewrite_limit=self.rewrite_limit, navigation=navigation,
         )  # fmt: skip
         links = MementoLinks(
             url, abs_prefix, ts, target.modifier,
@@ -559,8 +615,9 @@ class ReplayServer:
             next=nxt.timestamp if nxt else None,
             last=last.timestamp if last else None,
         )  # fmt: skip
+        csp = RAW_CSP if target.modifier == "id_" else REPLAY_CSP
         extra = [("Memento-Datetime", http_date(ts)), ("Link", links.header()),
-                 ("Content-Security-Policy", REPLAY_CSP)]  # fmt: skip
+                 ("Content-Security-Policy", csp)]  # fmt: skip
         return _response(rendered, extra)
 
 
@@ -593,6 +650,7 @@ def create_server(
     access_rules: str | os.PathLike[str] | None = None,
     replay_base: str | None = None,
     rewrite_budget: int = REWRITE_BUDGET,
+    rewrite_limit: int = REWRITE_LIMIT,
 ) -> ReplayServer:
     """``webark serve``'s app over the collections in ``collections_dir``: replay and the
     resolution API (sharing one index source per collection).
@@ -605,9 +663,12 @@ def create_server(
             (default: this server).
         rewrite_budget: bytes of large payloads rewritten or sent at once (> 0; the
             module docstring).
+        rewrite_limit: the largest body rewritten, in bytes once decoded (> 0); larger
+            ones are sent as stored.
 
     Raises:
-        ValueError / OSError: the access rules file cannot be used; a budget <= 0.
+        ValueError / OSError: the access rules file cannot be used; a budget or a
+            limit <= 0.
     """
     colls: Collections = DirectoryCollections(collections_dir)
     assert isinstance(colls, DirectoryCollections)
@@ -618,25 +679,27 @@ def create_server(
         return access.hidden_from_api(root, name)
 
     api = create_app(colls, replay_base=replay_base, hidden=hidden)
-    return ReplayServer(api, ReplayCollections(colls, access), rewrite_budget)
+    return ReplayServer(api, ReplayCollections(colls, access), rewrite_budget, rewrite_limit)
 
 
 def server_from_env() -> ReplayServer:
     """App factory for ``uvicorn --factory``: ``$WEBARK_COLLECTIONS`` (required),
-    ``$WEBARK_ACCESS_RULES``, ``$WEBARK_REPLAY_BASE`` and ``$WEBARK_REWRITE_BUDGET``
-    (bytes; optional).
+    ``$WEBARK_ACCESS_RULES``, ``$WEBARK_REPLAY_BASE``, ``$WEBARK_REWRITE_BUDGET`` and
+    ``$WEBARK_REWRITE_LIMIT`` (bytes; optional).
 
     Raises:
         RuntimeError: ``$WEBARK_COLLECTIONS`` is not set.
-        ValueError: ``$WEBARK_REWRITE_BUDGET`` is not a positive integer.
+        ValueError: ``$WEBARK_REWRITE_BUDGET`` or ``$WEBARK_REWRITE_LIMIT`` is not a
+            positive integer.
     """
     root = os.environ.get("WEBARK_COLLECTIONS")
     if not root:
         raise RuntimeError("WEBARK_COLLECTIONS is not set")
     budget = int(os.environ.get("WEBARK_REWRITE_BUDGET") or REWRITE_BUDGET)
+    limit = int(os.environ.get("WEBARK_REWRITE_LIMIT") or REWRITE_LIMIT)
     return create_server(root, access_rules=os.environ.get("WEBARK_ACCESS_RULES") or None,
                          replay_base=os.environ.get("WEBARK_REPLAY_BASE") or None,
-                         rewrite_budget=budget)  # fmt: skip
+                         rewrite_budget=budget, rewrite_limit=limit)  # fmt: skip
 
 
 __all__ = ["ReplayServer", "create_server", "is_api_request", "server_from_env"]

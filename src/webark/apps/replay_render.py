@@ -4,7 +4,12 @@
   gzipped), the original status and headers; only headers that would break replay are
   kept as ``X-Archive-Orig-*`` (:func:`webark.rewrite.headers.prefix_unsafe_headers`),
   and a 3xx ``Location`` points into the archive (``id_`` again), so that even raw mode
-  never sends the browser to the live web.
+  never sends the browser to the live web. Raw bytes are never a live document: they
+  carry :data:`RAW_CSP` (sandbox, no workers), and when a browser *navigates* to an
+  active document (HTML, SVG, XML; ``navigation``) it is labelled ``text/plain``
+  (:func:`webark.rewrite.headers.inert_document_headers`), so its scripts, meta
+  refresh and links cannot take the browser to the live web; programs (curl, wget,
+  replay tools' fetches) get the archived ``Content-Type``.
 * other modes — :func:`webark.rewrite.mime.rewrite_kind` picks the rewriter from the
   media type, URL and modifier: ``html`` (with the head insert: client-script
   configuration, client script, banner), ``css``, ``js``; a stored ``Content-Encoding``
@@ -55,12 +60,17 @@ from webark.apps.replay_range import ByteRange, Unsatisfiable, if_range_allows, 
 from webark.index.resolved import ResolvedCapture
 from webark.rewrite.client import client_config_script
 from webark.rewrite.css import rewrite_css_bytes
-from webark.rewrite.headers import prefix_unsafe_headers, rewrite_headers
+from webark.rewrite.headers import (
+    inert_document_headers,
+    is_active_document,
+    prefix_unsafe_headers,
+    rewrite_headers,
+)
 from webark.rewrite.html import html_view, rewrite_html, rewrite_html_chunks
 from webark.rewrite.js import rewrite_js_bytes
 from webark.rewrite.mime import rewrite_kind
 from webark.rewrite.urls import UrlRewriter
-from webark.warc.payload import decode_content
+from webark.warc.payload import MAX_DECODED_BYTES, DecodedTooLarge, decode_content
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +87,19 @@ REPLAY_CSP = (
     "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob: mediastream:; "
     "form-action 'self'"
 )
+#: Content-Security-Policy of a raw (``id_``) response: :data:`REPLAY_CSP`, no workers
+#: (an archived script must never become a service worker of the replay origin) and a
+#: sandbox (no script, forms, popups or plugins; an opaque origin without storage).
+RAW_CSP = REPLAY_CSP + "; worker-src 'none'; sandbox"
 #: Characters per chunk of a large rewritten HTML page (module docstring).
 CHUNK_CHARS = 1 << 18
+#: Default of the largest body rewritten, in bytes once its content-coding is undone
+#: (``webark serve --rewrite-limit``): the crawler's extraction limit. A larger body is
+#: sent as stored, not rewritten, with :data:`NOT_REWRITTEN` saying why: a 1 MB gzip
+#: member that inflates to 1 GiB must not be inflated by the replay server.
+REWRITE_LIMIT = MAX_DECODED_BYTES
+#: Response header of a body sent as stored because it passes the rewrite limit.
+NOT_REWRITTEN = "X-Webark-Not-Rewritten"
 #: Assumed decoded size / stored size of a content-coded (gzip, br …) text payload:
 #: HTML, CSS and JS usually compress 3-5x.
 DECODED_RATIO = 4
@@ -209,6 +230,8 @@ def render(
     head_only: bool = False,
     if_range: str | None = None,
     reserve: Callable[[int], None] | None = None,
+    rewrite_limit: int = REWRITE_LIMIT,
+    navigation: bool = False,
 ) -> Rendered:
     """The response for capture ``rc`` requested as ``{prefix}{ts}{modifier}/{url}``.
 
@@ -222,6 +245,11 @@ def render(
         if_range: the request's ``If-Range`` (None: absent).
         reserve: called with the size of a body about to be rewritten once its
             content-coding is undone (the app grows its budget lease to it).
+        rewrite_limit: the largest body rewritten (bytes, decoded); a larger one is
+            sent as stored with a :data:`NOT_REWRITTEN` header (:data:`REWRITE_LIMIT`).
+        navigation: a browser navigates to it (the app's
+            :func:`~webark.apps.replay_app.is_navigation`): an ``id_`` active document is
+            then sent as ``text/plain`` (module docstring).
     """
     ts = rc.line.timestamp
     status = _status(rc.status)
@@ -235,6 +263,8 @@ def render(
                 (k, rewriter.rewrite(v, "id_") if k.lower() == "location" else v)
                 for k, v in headers
             ]
+        if navigation and is_active_document(_header(headers, "Content-Type")):
+            headers = inert_document_headers(headers)
         return _as_stored(rc, headers, status, stored_encoding, range_header, head_only,
                           if_range)  # fmt: skip
     content_type = _header(rc.headers, "Content-Type") or (
@@ -247,23 +277,43 @@ def render(
     if not rewritten:
         return _as_stored(rc, headers, status, stored_encoding, range_header, head_only,
                           if_range)  # fmt: skip
+    if (rc.payload_length or 0) > rewrite_limit:
+        return _too_large(rc, headers, status, stored_encoding, range_header, head_only,
+                          if_range, rewrite_limit)  # fmt: skip
     return _rewritten(rc, url, root, modifier, banner, head_only, rewriter, headers,
-                      status, content_type, kind, stored_encoding, reserve)  # fmt: skip
+                      status, content_type, kind, stored_encoding, reserve,
+                      rewrite_limit)  # fmt: skip
 
 
-def rewrite_weight(rc: ResolvedCapture, modifier: str, url: str | None = None) -> int:
+def _too_large(
+    rc: ResolvedCapture, headers: list[tuple[str, str]], status: int, encoding: str,
+    range_header: str | None, head_only: bool, if_range: str | None, limit: int,
+) -> Rendered:  # fmt: skip
+    """The payload as stored (not rewritten) of a body over the rewrite limit."""
+    log.info("%s @ %s: body over the rewrite limit of %d bytes; sent as stored",
+             rc.line.url, rc.line.timestamp, limit)  # fmt: skip
+    out = _as_stored(rc, headers, status, encoding, range_header, head_only, if_range)
+    out.headers.append((NOT_REWRITTEN, f"decoded body over the rewrite limit of {limit} bytes"))
+    return out
+
+
+def rewrite_weight(rc: ResolvedCapture, modifier: str, url: str | None = None,
+                   rewrite_limit: int = REWRITE_LIMIT) -> int:  # fmt: skip
     """The bytes :func:`render` would rewrite for capture ``rc`` in mode ``modifier``
     when that is a large body (over :data:`INLINE_MAX`), else 0 (small, sent as
-    stored, ``id_``, 204/304). The size is the payload length, times
-    :data:`DECODED_RATIO` when it has a content-coding (its decoded size is known only
-    once decoded; :func:`render`'s ``reserve`` then gets the real one). The app takes
-    a lease of this many bytes from its budget before rendering (module docstring)."""
+    stored, ``id_``, 204/304, over ``rewrite_limit``). The size is the payload length,
+    times :data:`DECODED_RATIO` (at most ``rewrite_limit``) when it has a content-coding
+    (its decoded size is known only once decoded; :func:`render`'s ``reserve`` then
+    gets the real one). The app takes a lease of this many bytes from its budget
+    before rendering (module docstring)."""
     if modifier == "id_" or rc.payload_length is None or _status(rc.status) in _NO_BODY:
         return 0
     size = rc.payload_length
+    if size > rewrite_limit:
+        return 0
     encoding = (_header(rc.headers, "Content-Encoding") or "").strip().lower()
     if encoding and encoding != "identity":
-        size *= DECODED_RATIO
+        size = min(size * DECODED_RATIO, rewrite_limit)
     if size <= INLINE_MAX:
         return 0
     content_type = _header(rc.headers, "Content-Type") or (
@@ -287,15 +337,20 @@ def _rewritten(
     rc: ResolvedCapture, url: str, root: str, modifier: str, banner: Banner | None,
     head_only: bool, rewriter: UrlRewriter, headers: list[tuple[str, str]], status: int,
     content_type: str, kind: str, stored_encoding: str,
-    reserve: Callable[[int], None] | None = None,
+    reserve: Callable[[int], None] | None = None, rewrite_limit: int = REWRITE_LIMIT,
 ) -> Rendered:  # fmt: skip
-    """The rewritten response (HTML, CSS or JS) of :func:`render`."""
+    """The rewritten response (HTML, CSS or JS) of :func:`render`; a body whose
+    content-coding undoes to more than ``rewrite_limit`` bytes is sent as stored."""
     ts = rc.line.timestamp
     raw = _read_all(rc.payload_stream())
     body = raw
     if stored_encoding and stored_encoding.lower() != "identity":
         try:
-            body = decode_content(raw, stored_encoding)
+            body = decode_content(raw, stored_encoding, limit=rewrite_limit)
+        except DecodedTooLarge:
+            raw = b""
+            return _too_large(rc, headers, status, stored_encoding, None, head_only, None,
+                              rewrite_limit)  # fmt: skip
         except ValueError as exc:  # serve it as stored: better than nothing
             log.warning("%s @ %s: cannot undo Content-Encoding %s (%s); sent as stored",
                         url, ts, stored_encoding, exc)  # fmt: skip

@@ -148,6 +148,14 @@ def _supervise(
     "wait their turn. Bounds memory when many clients ask for big pages; small pages "
     "never wait.",
 )  # fmt: skip
+@click.option(
+    "--rewrite-limit", "rewrite_limit_mib", default=20, show_default=True,
+    type=click.IntRange(1, 65536), metavar="MIB",
+    help="Largest page, stylesheet or script rewritten, in MiB once its gzip/br "
+    "Content-Encoding is undone; a larger one is sent as archived, not rewritten "
+    "(header X-Webark-Not-Rewritten). Stops a small gzip bomb from inflating to "
+    "gigabytes in the server.",
+)  # fmt: skip
 @click.option("--access-log/--no-access-log", default=False, show_default=True)
 @click.option(
     "--proxy-headers/--no-proxy-headers", default=False, show_default=True,
@@ -165,6 +173,7 @@ def serve(
     replay_base: str | None,
     access_rules: str | None,
     rewrite_budget_mib: int,
+    rewrite_limit_mib: int,
     access_log: bool,
     proxy_headers: bool,
     log_level: str,
@@ -212,7 +221,7 @@ def serve(
         access_rules = os.path.abspath(access_rules)
     app_args: dict[str, Any] = {
         "collections_dir": root, "replay_base": replay_base, "access_rules": access_rules,
-        "rewrite_budget": rewrite_budget_mib << 20,
+        "rewrite_budget": rewrite_budget_mib << 20, "rewrite_limit": rewrite_limit_mib << 20,
     }  # fmt: skip
     common: dict[str, Any] = {
         "log_level": log_level,

@@ -21,7 +21,14 @@ import re
 from webark.rewrite.refresh import rewrite_refresh
 from webark.rewrite.urls import UrlRewriter
 
-__all__ = ["ORIG_PREFIX", "prefix_unsafe_headers", "rewrite_headers", "rewrite_link_header"]
+__all__ = [
+    "ORIG_PREFIX",
+    "inert_document_headers",
+    "is_active_document",
+    "prefix_unsafe_headers",
+    "rewrite_headers",
+    "rewrite_link_header",
+]
 
 #: Prefix of recorded headers that are kept for information only (pywb convention).
 ORIG_PREFIX = "X-Archive-Orig-"
@@ -38,6 +45,9 @@ _UNSAFE = frozenset({
     # the replay server sends its own Date (RFC 9110 §6.6.1: one per message); two Date
     # fields, the archived one first, made clients take the capture time as "now"
     "date",
+    # an archived page must never widen a service worker's scope over the replay origin
+    # (with "Service-Worker-Allowed: /" an id_ script took over every collection)
+    "service-worker-allowed",
 })
 # Prefixed in rewriting mode as well.
 _PREFIXED_WHEN_REWRITING = _UNSAFE | frozenset({
@@ -123,6 +133,50 @@ def prefix_unsafe_headers(headers: list[tuple[str, str]], *,
             out.append((ORIG_PREFIX + name, value) if wrong else (name, value))
         else:
             out.append((name, value))
+    return out
+
+
+#: Media types a browser runs as an active document when navigated to (scripts, links,
+#: meta refresh): HTML, XHTML, SVG and XML (which can carry XHTML or XSLT).
+_ACTIVE_TYPES = frozenset({
+    "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml",
+    "text/xsl", "application/xslt+xml", "multipart/x-mixed-replace",
+    "application/vnd.wap.xhtml+xml",
+})  # fmt: skip
+
+
+def is_active_document(content_type: str | None) -> bool:
+    """True when a browser navigated to a response of ``content_type`` (a Content-Type
+    value, or None when there is none) would render it as a document that can run
+    script or follow links by itself: HTML, XHTML, SVG, XML (``*+xml`` too), and a
+    missing or unparseable type (browsers sniff those as HTML; WHATWG MIME Sniffing)."""
+    mime = (content_type or "").split(";", 1)[0].strip().lower()
+    if not mime or "/" not in mime:
+        return True
+    return mime in _ACTIVE_TYPES or mime.endswith("+xml")
+
+
+def inert_document_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``headers`` of a raw (``id_``) response changed so that a browser shows the body
+    as text instead of running it: ``Content-Type`` kept as ``X-Archive-Orig-Content-Type``
+    and replaced by ``text/plain`` (with the archived charset, if any), plus
+    ``X-Content-Type-Options: nosniff``. The bytes sent are unchanged."""
+    charset = ""
+    out: list[tuple[str, str]] = []
+    for name, value in headers:
+        lname = name.lower()
+        if lname == "content-type":
+            for part in value.split(";")[1:]:
+                k, _, v = part.partition("=")
+                if k.strip().lower() == "charset" and v.strip().strip("\"'"):
+                    charset = "; charset=" + v.strip().strip("\"'")
+            out.append((ORIG_PREFIX + name, value))
+        elif lname == "x-content-type-options":
+            out.append((ORIG_PREFIX + name, value))
+        else:
+            out.append((name, value))
+    out.append(("Content-Type", "text/plain" + charset))
+    out.append(("X-Content-Type-Options", "nosniff"))
     return out
 
 
