@@ -11,8 +11,8 @@ import pytest
 from cdx_api_support import FailingSource, MemorySource, sample_lines
 from starlette.testclient import TestClient
 
-from webark.apps.cdx_api import create_app
-from webark.apps.cdx_sources import StaticCollections
+from webark.apps.cdx.api import create_app
+from webark.apps.cdx.sources import StaticCollections
 from webark.cdx.line import CdxLine
 from webark.index.collection import Collection
 from webark.index.sorted_file import write_sorted_cdxj

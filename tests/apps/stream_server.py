@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from webark.apps.cdx_api import create_app
-from webark.apps.cdx_sources import StaticCollections
+from webark.apps.cdx.api import create_app
+from webark.apps.cdx.sources import StaticCollections
 from webark.apps.http_protocol import http_protocol
 from webark.cdx.line import CdxLine
 from webark.index.source import IndexUnavailable, KeyRange

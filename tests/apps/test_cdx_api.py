@@ -496,8 +496,8 @@ def test_folder_errors(dir_client: TestClient) -> None:
 
 
 def test_index_file_replaced_is_seen(colls_dir, lines) -> None:  # type: ignore[no-untyped-def]
-    from webark.apps import cdx_sources
-    from webark.apps.cdx_api import create_app
+    from webark.apps.cdx import sources as cdx_sources
+    from webark.apps.cdx.api import create_app
     from webark.index.sorted_file import write_sorted_cdxj
 
     with TestClient(create_app(colls_dir)) as c:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from webark.apps.cdx_filters import CdxFilter, Collapse
-from webark.apps.cdx_params import ParamError, ResumeKey, parse_params, ts_seconds
+from webark.apps.cdx.params import ParamError, ResumeKey, parse_params, ts_seconds
+from webark.index.filters import CdxFilter, Collapse
 
 
 def q(**kw: str):  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from webark.apps.cdx_sources import DirectoryCollections, raw_scanner
+from webark.apps.cdx.sources import DirectoryCollections, raw_scanner
 from webark.index.merge import MergedSource
 from webark.index.sorted_file import SortedCdxFile, SortedLines
 from webark.index.source import KeyRange, in_time

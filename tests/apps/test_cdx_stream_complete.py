@@ -15,10 +15,10 @@ import pytest
 from cdx_api_support import MemorySource, cap
 from starlette.testclient import TestClient
 
-from webark.apps import cdx_stream
-from webark.apps.cdx_api import create_app
-from webark.apps.cdx_engine import FIRST_CHUNK, Chunks
-from webark.apps.cdx_sources import StaticCollections
+from webark.apps.cdx import stream as cdx_stream
+from webark.apps.cdx.api import create_app
+from webark.apps.cdx.engine import FIRST_CHUNK, Chunks
+from webark.apps.cdx.sources import StaticCollections
 
 N = 400  # about 60 KB of JSON lines: the first chunk (16 KiB) and one more
 

@@ -23,8 +23,8 @@ from cdx_api_support import MemorySource, sample_lines
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from webark.apps.cdx_api import create_app
-from webark.apps.cdx_sources import StaticCollections
+from webark.apps.cdx.api import create_app
+from webark.apps.cdx.sources import StaticCollections
 
 APP = create_app(StaticCollections({"mem": MemorySource(sample_lines())}))
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)

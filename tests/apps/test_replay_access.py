@@ -12,7 +12,7 @@ import pytest
 from replay_support import build_collections
 from starlette.testclient import TestClient
 
-from webark.apps.replay_app import create_server
+from webark.apps.replay.app import create_server
 
 SERVER_RULES = """
 - url: http://site.test/private/

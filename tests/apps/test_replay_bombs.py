@@ -106,7 +106,7 @@ def test_rewrite_limit_is_a_serve_option(colls: Path) -> None:
     ``webark serve --rewrite-limit MIB`` sets it."""
     from starlette.testclient import TestClient
 
-    from webark.apps.replay_app import create_server
+    from webark.apps.replay.app import create_server
 
     with TestClient(create_server(colls, rewrite_limit=1000)) as c:
         r = c.get("/bombs/20220101000000/http://bomb.test/small.html")

@@ -12,7 +12,7 @@ import pytest
 from replay_support import CHAIN, CHAIN_BODY, GZ_HTML, LATIN1_BODY, NM_BODY, build_collections
 from starlette.testclient import TestClient
 
-from webark.apps.replay_app import create_server
+from webark.apps.replay.app import create_server
 from webark.warc.reader import read_record_at
 
 
@@ -146,7 +146,7 @@ def test_self_redirect_pair_falls_through(client: TestClient) -> None:
 def test_lost_warc_falls_through_to_next_closest(
     client: TestClient, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level("WARNING", logger="webark.apps.replay_select"):
+    with caplog.at_level("WARNING", logger="webark.apps.replay.select"):
         r = client.get("/site/20200610000000/http://site.test/gone.html", follow_redirects=False)
     assert r.status_code == 302
     assert r.headers["location"].endswith("/site/20200601000000/http://site.test/gone.html")

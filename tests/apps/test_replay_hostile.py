@@ -24,9 +24,9 @@ from replay_support import build_collections
 from starlette.testclient import TestClient
 
 from http_wait import wait_until_serving
-from webark.apps.replay_app import create_server
-from webark.apps.replay_paths import clamp_timestamp
-from webark.apps.replay_render import RAW_CSP, REPLAY_CSP
+from webark.apps.replay.app import create_server
+from webark.apps.replay.paths import clamp_timestamp
+from webark.apps.replay.render import RAW_CSP, REPLAY_CSP
 
 IANA = "http://www.iana.org/"
 

@@ -1,11 +1,11 @@
 """Large pages under concurrent load: the byte budget of large rewrites
-(:mod:`webark.apps.replay_budget`) and the chunked HTML rewrite
+(:mod:`webark.apps.replay.budget`) and the chunked HTML rewrite
 (:func:`webark.rewrite.html.rewrite_html_chunks`).
 
 * the chunked rewrite gives the very bytes of :func:`~webark.rewrite.html.rewrite_html`
   on every HTML page of pywb's sample WARCs and on generated documents, with edits
   handed over one at a time and chunks down to one character;
-* :class:`~webark.apps.replay_budget.ByteBudget`: first come first served, a lease
+* :class:`~webark.apps.replay.budget.ByteBudget`: first come first served, a lease
   larger than the budget runs alone, growth, cancellation; never more than the budget
   in flight (read from the limiter's own counters, not from timing);
 * a real ``uvicorn`` server on 127.0.0.1 with a budget of 2.5 pages: 12 clients at
@@ -35,11 +35,11 @@ import uvicorn
 
 import webark.rewrite.html as html_mod
 from webark.apps.http_protocol import http_protocol
-from webark.apps.replay_app import ReplayServer, create_server
-from webark.apps.replay_budget import ByteBudget
-from webark.apps.replay_memento import display_date
-from webark.apps.replay_paths import captures_url
-from webark.apps.replay_render import INLINE_MAX, Banner, head_insert
+from webark.apps.replay.app import ReplayServer, create_server
+from webark.apps.replay.budget import ByteBudget
+from webark.apps.replay.memento import display_date
+from webark.apps.replay.paths import captures_url
+from webark.apps.replay.render import INLINE_MAX, Banner, head_insert
 from webark.index.collection import Collection
 from webark.rewrite.charset import encodes_piecewise
 from webark.rewrite.html import html_view, rewrite_html, rewrite_html_chunks

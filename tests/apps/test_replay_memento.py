@@ -11,8 +11,8 @@ import pytest
 from replay_support import build_collections
 from starlette.testclient import TestClient
 
-from webark.apps.replay_app import create_server
-from webark.apps.replay_memento import BadAcceptDatetime, MementoLinks, parse_accept_datetime
+from webark.apps.replay.app import create_server
+from webark.apps.replay.memento import BadAcceptDatetime, MementoLinks, parse_accept_datetime
 
 BASE = "http://testserver/pywb/"
 

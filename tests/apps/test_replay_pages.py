@@ -12,10 +12,10 @@ import pytest
 from replay_support import build_collections
 from starlette.testclient import TestClient
 
-from webark.apps.replay_app import create_server
-from webark.apps.replay_calendar import build_calendar
-from webark.apps.replay_diff import side_by_side, visible_lines
-from webark.apps.replay_paths import fix_url, parse_target
+from webark.apps.replay.app import create_server
+from webark.apps.replay.calendar import build_calendar
+from webark.apps.replay.diff import side_by_side, visible_lines
+from webark.apps.replay.paths import fix_url, parse_target
 from webark.index.collection import Collection
 from webark.index.source import key_range
 from webark.rewrite.client import client_script

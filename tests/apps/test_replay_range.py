@@ -11,8 +11,8 @@ import pytest
 from replay_support import BIG, VIDEO, build_collections
 from starlette.testclient import TestClient
 
-from webark.apps.replay_app import create_server
-from webark.apps.replay_range import ByteRange, Unsatisfiable, parse_range
+from webark.apps.replay.app import create_server
+from webark.apps.replay.range import ByteRange, Unsatisfiable, parse_range
 from webark.warc.reader import read_record_at
 
 VIDEO_URL = "/site/20200701000000{}/http://site.test/video.bin"
@@ -98,7 +98,7 @@ def test_parse_range() -> None:
 
 
 def test_uncompressed_warc_range_is_read_by_seeking(client: TestClient) -> None:
-    from webark.apps.replay_select import Chosen, select_capture
+    from webark.apps.replay.select import Chosen, select_capture
 
     server = client.app
     ctx = server.collections.get("site")  # type: ignore[attr-defined]
@@ -206,7 +206,7 @@ def test_odd_ranges_get_the_whole_payload(spec: str) -> None:
 def test_if_range_rules() -> None:
     from datetime import UTC, datetime
 
-    from webark.apps.replay_range import if_range_allows
+    from webark.apps.replay.range import if_range_allows
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
     lm = "Tue, 19 Nov 2013 18:28:07 GMT"

@@ -146,7 +146,7 @@ def test_rewrite_budget_option_reaches_the_app(
     )
     assert result.exit_code == 0, result.output
     assert seen["rewrite_budget"] == 3 << 20
-    from webark.apps.replay_app import create_server
+    from webark.apps.replay.app import create_server
 
     assert create_server(str(colls_dir), rewrite_budget=3 << 20).budget.limit == 3 << 20
     bad = CliRunner().invoke(serve_cmds.serve, [str(colls_dir), "--rewrite-budget", "0"])

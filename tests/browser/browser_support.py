@@ -44,7 +44,7 @@ CHROMIUM_ARGS = [
 ]
 PYTHON_DOCS_DIRS = (Path("/usr/share/doc/python3/html"), Path("/usr/share/doc/python3.11/html"))
 VIEWPORT = {"width": 1280, "height": 800}
-#: the element the replay banner's script adds (src/webark/apps/static/banner.js)
+#: the element the replay banner's script adds (src/webark/apps/replay/static/banner.js)
 BANNER_HOST = "#__webark_banner_host"
 #: where the replay app serves its own files (banner, client script)
 APP_FILES = "/_webark/"

@@ -244,7 +244,7 @@ def test_in_process_state_machine(sites: Any, tmp_path: Path) -> None:
     snapshot after the end, and 409 for operations on a finished crawl."""
     import asyncio
 
-    from webark.apps.crawl_control import create_control_app
+    from webark.apps.control.app import create_control_app
     from webark.crawl.control import ControlStateError, CrawlControl
     from webark.crawl.controller import CrawlController
     from webark.crawl.job import job_from_mapping

@@ -1,3 +1,4 @@
-"""L5: ASGI apps. Today the resolution API (the "CDX server", :mod:`webark.apps.cdx_api`);
-replay and the archiving proxy come later. Apps import from every lower layer; nothing
-below imports them."""
+"""L6: the ASGI apps and servers, one sub-package each: :mod:`webark.apps.cdx` (the
+resolution API, the "CDX server"), :mod:`webark.apps.replay` (Wayback-style replay),
+:mod:`webark.apps.control` (a running crawl's control API). Apps import from every
+lower layer; nothing below imports them."""

@@ -6,7 +6,7 @@
 
 CLI options override the job file's keys (:data:`webark.crawl.job.JOB_KEYS`).
 
-While the crawl runs, the control API (:mod:`webark.apps.crawl_control`) listens on
+While the crawl runs, the control API (:mod:`webark.apps.control.app`) listens on
 127.0.0.1 (``--control-port``, a free port by default) in the same event loop; its URL
 and bearer token are printed and written to ``JOBDIR/control.json`` (mode 0600, removed
 at the end). The terminal shows :mod:`webark.cli.crawl_view` (``--quiet``: nothing).
@@ -50,7 +50,7 @@ async def _run(
         CrawlSetupError: the crawl cannot start.
         OSError: the control port cannot be bound.
     """
-    from webark.apps.crawl_control import ControlServer
+    from webark.apps.control.app import ControlServer
     from webark.cli.crawl_view import CrawlView
     from webark.crawl.control import CrawlControl
     from webark.crawl.controller import CrawlController
@@ -201,7 +201,7 @@ def crawl(
 
     While it runs, a control API on 127.0.0.1 (bearer token printed and written to
     JOBDIR/control.json) gives status, live reports, pause/resume/stop, adding seeds
-    and changing delays (endpoints: webark.apps.crawl_control).
+    and changing delays (endpoints: webark.apps.control.app).
 
     A full disk stops the crawl cleanly: every WARC is cut back to its last complete
     record and closed, the URI being written stays queued; free space, then --resume.

@@ -1,9 +1,9 @@
 """``webark serve COLLECTIONS_DIR``: replay and the resolution API (CDX server) over HTTP
 (uvicorn).
 
-The work is done by :func:`webark.apps.replay_app.create_server` (replay, which hands
+The work is done by :func:`webark.apps.replay.app.create_server` (replay, which hands
 ``/{coll}/cdx``, ``/{coll}/timemap/…`` and ``/openapi.json`` to
-:func:`webark.apps.cdx_api.create_app`); this module parses the options, binds the
+:func:`webark.apps.cdx.api.create_app`); this module parses the options, binds the
 socket(s), prints the URLs to open and runs uvicorn.
 
 Sockets: ``TCP_NODELAY`` is set on the listening socket (accepted connections inherit
@@ -59,7 +59,7 @@ def _run_one(sock: socket.socket, app_args: dict[str, Any], common: dict[str, An
     import uvicorn
 
     from webark.apps.http_protocol import http_protocol
-    from webark.apps.replay_app import create_server
+    from webark.apps.replay.app import create_server
 
     app = create_server(**app_args)
     config = uvicorn.Config(app, http=http_protocol(), **common)
@@ -201,7 +201,7 @@ def serve(
     webark serve archive/ --port 0 --workers 2 --access-rules rules.yaml
     curl 'http://127.0.0.1:8080/demo/cdx?url=example.com/*&output=json&limit=5'
     """
-    from webark.apps.cdx_sources import DirectoryCollections
+    from webark.apps.cdx.sources import DirectoryCollections
 
     root = os.path.abspath(collections_dir)
     if os.path.exists(os.path.join(root, "collection.toml")):
@@ -212,7 +212,7 @@ def serve(
         )
     names = DirectoryCollections(root).names()
     if access_rules:
-        from webark.apps.replay_access import AccessConfig
+        from webark.apps.replay.access import AccessConfig
 
         try:  # report a bad rules file now, not in each worker
             AccessConfig(access_rules)

@@ -6,12 +6,12 @@ Endpoints (full reference: ``docs/cdx-api.md``; machine-readable: ``/openapi.jso
     The collections (JSON; a small HTML page for browsers).
 ``GET /{collection}/cdx?url=…``
     Captures by URL key range and time — pywb 2.10 / IA CDX server parameters
-    (:mod:`webark.apps.cdx_params`), outputs ``cdxj`` | ``json`` | ``cdx`` | ``link``
-    (:mod:`webark.apps.cdx_output`).
+    (:mod:`webark.apps.cdx.params`), outputs ``cdxj`` | ``json`` | ``cdx`` | ``link``
+    (:mod:`webark.apps.cdx.output`).
 ``GET /{collection}/timemap/link/{url}``
     Memento TimeMap (RFC 7089 §5, ``application/link-format``).
 ``GET /openapi.json``
-    OpenAPI 3.0 description (:mod:`webark.apps.openapi`).
+    OpenAPI 3.0 description (:mod:`webark.apps.cdx.openapi`).
 
 Errors are JSON ``{"error": …, "status": …}`` (plus ``"param"`` for 400):
 
@@ -21,7 +21,7 @@ Errors are JSON ``{"error": …, "status": …}`` (plus ``"param"`` for 400):
   rather than what the rules hide).
 
 **Access control.** With ``hidden`` (``webark serve`` passes its access rules, see
-:mod:`webark.apps.replay_access`), captures an ``exclude`` or ``block`` rule applies to
+:mod:`webark.apps.replay.access`), captures an ``exclude`` or ``block`` rule applies to
 are left out of every answer — CDX queries, digest lookups and TimeMaps — as pywb's
 access checker does: an excluded capture is "not archived", and a blocked one would
 only answer 451, so a TimeMap must not list it as a memento.
@@ -31,14 +31,14 @@ only answer 451, so a TimeMap must not list it as a memento.
   that fails at once gives 503; one that fails mid-stream aborts the connection (the
   client sees a truncated chunked body, not a clean end).
 
-**Streaming.** Bodies are produced lazily (:func:`webark.apps.cdx_engine.run_query`) and
+**Streaming.** Bodies are produced lazily (:func:`webark.apps.cdx.engine.run_query`) and
 sent in chunks (16 KiB first, then 64 KiB) with ``StreamingResponse``: memory does not
 grow with the result, uvicorn's flow control stops production while the client does not
 read, and a disconnect stops the scan. Queries whose work is bounded (a ``limit`` of at
 most :data:`INLINE_LIMIT`, no filter, exact URL or no time range) run inline in the
 event loop and are answered with a plain ``Response`` (``Content-Length``, no thread
 hop); all others run from start to end in one thread of a small dedicated pool
-(:class:`~webark.apps.cdx_stream.ThreadedBody`), so a long scan never blocks the loop
+(:class:`~webark.apps.cdx.stream.ThreadedBody`), so a long scan never blocks the loop
 and SQLite cursors stay in their thread. A result that fits in the first chunk is
 answered with a plain ``Response`` too.
 
@@ -62,17 +62,17 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from webark.apps.cdx_engine import Chunks, Context, run_query, run_timemap, timemap_exists
-from webark.apps.cdx_params import CdxQuery, ParamError, parse_params
-from webark.apps.cdx_sources import (
+from webark.apps.cdx.engine import Chunks, Context, run_query, run_timemap, timemap_exists
+from webark.apps.cdx.openapi import openapi_spec
+from webark.apps.cdx.params import CdxQuery, ParamError, parse_params
+from webark.apps.cdx.sources import (
     Collections,
     DirectoryCollections,
     HiddenLines,
     HidingSource,
     UnknownCollection,
 )
-from webark.apps.cdx_stream import ThreadedBody
-from webark.apps.openapi import openapi_spec
+from webark.apps.cdx.stream import ThreadedBody
 from webark.index.source import IndexSource, IndexUnavailable
 
 log = logging.getLogger(__name__)
@@ -330,19 +330,19 @@ def create_app(
     hidden: HiddenLines | None = None,
 ) -> CdxApp:
     """The resolution API over ``collections`` (a collections directory — see
-    :class:`~webark.apps.cdx_sources.DirectoryCollections` — or any
-    :class:`~webark.apps.cdx_sources.Collections`).
+    :class:`~webark.apps.cdx.sources.DirectoryCollections` — or any
+    :class:`~webark.apps.cdx.sources.Collections`).
 
     Args:
         replay_base: base URL of the replay app for Memento links (``link`` output,
             TimeMaps): a capture is ``{replay_base}{collection}/{timestamp}/{url}``.
             Default: this server's own base URL.
         stream_threads: threads that run streamed (unbounded) queries, one query per
-            thread from start to end (see :mod:`webark.apps.cdx_stream`); more
+            thread from start to end (see :mod:`webark.apps.cdx.stream`); more
             concurrent streamed queries wait for a free thread.
         hidden: access control — for a collection name, the predicate of the index lines
             the API must not show, or None (see
-            :func:`webark.apps.replay_access.AccessConfig.hidden_from_api`); ``webark
+            :func:`webark.apps.replay.access.AccessConfig.hidden_from_api`); ``webark
             serve`` hides ``exclude`` and ``block`` captures from queries and TimeMaps.
     """
     if isinstance(collections, str | os.PathLike):

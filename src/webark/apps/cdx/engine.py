@@ -1,4 +1,4 @@
-"""Running a :class:`~webark.apps.cdx_params.CdxQuery` against an
+"""Running a :class:`~webark.apps.cdx.params.CdxQuery` against an
 :class:`~webark.index.source.IndexSource`: a lazy pipeline from index lines to response
 bytes, so memory stays bounded whatever the size of the result (a 10-million-line
 prefix query streams).
@@ -13,7 +13,7 @@ Pipeline (each stage a generator; nothing is buffered except where noted)::
   capture (the reference's rule; pywb's ``cdx_sort_closest`` keeps the earlier of
   equal distances too). ``limit=1`` costs two binary searches and two lines, whatever
   the number of captures (pywb reads every capture of the URL).
-* **resume**: a :class:`~webark.apps.cdx_params.ResumeKey` names the last line sent;
+* **resume**: a :class:`~webark.apps.cdx.params.ResumeKey` names the last line sent;
   the scan starts at its ``urlkey timestamp`` (O(log n), unlike ``page``) and skips the
   lines up to it; the line itself primes ``collapse`` so a resumed query collapses as
   one long query would.
@@ -22,7 +22,7 @@ Pipeline (each stage a generator; nothing is buffered except where noted)::
   walks). ``showNumPages`` counts the result (O(result)).
 * **raw fast path**: when the query needs nothing but ``urlkey timestamp``
   (:attr:`CdxQuery.simple`) and the source gives raw lines
-  (:func:`~webark.apps.cdx_sources.raw_scanner`), CDXJ lines are copied as they are
+  (:func:`~webark.apps.cdx.sources.raw_scanner`), CDXJ lines are copied as they are
   (``output=cdxj``) or spliced into pywb's JSON object (``output=json``) without a JSON
   parse — about 6× less work per line on a host query.
 """
@@ -38,12 +38,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from webark.apps.cdx_filters import Collapse
-from webark.apps.cdx_output import LinkWriter, line_formatter, raw_cdxj_to_json
-from webark.apps.cdx_params import CdxQuery, ResumeKey, ts_seconds
-from webark.apps.cdx_sources import RawSource, raw_scanner, raw_ts
+from webark.apps.cdx.output import LinkWriter, line_formatter, raw_cdxj_to_json
+from webark.apps.cdx.params import CdxQuery, ResumeKey, ts_seconds
+from webark.apps.cdx.sources import RawSource, raw_scanner, raw_ts
 from webark.cdx.formats import format_cdxj, parse_line
 from webark.cdx.line import CdxLine
+from webark.index.filters import Collapse
 from webark.index.source import IndexSource, KeyRange, digest_key, in_time, key_range
 
 T = TypeVar("T")
@@ -460,7 +460,7 @@ def run_timemap(
     Raises (while iterating):
         IndexUnavailable: the index cannot be read.
     """
-    from webark.apps.cdx_output import http_date
+    from webark.apps.cdx.output import http_date
 
     w = LinkWriter(ctx.replay_prefix, ctx.collection)
     head = (

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Literal, cast
 from urllib.parse import quote_plus
 
-from webark.apps.cdx_filters import FIELDS, CdxFilter, Collapse, canonical_field
+from webark.index.filters import FIELDS, CdxFilter, Collapse, canonical_field
 from webark.index.source import KeyRange, MatchType, key_range, pad_from, pad_to, resolve_match
 
 Output = Literal["cdxj", "json", "cdx", "link"]

@@ -18,7 +18,7 @@
   The charset comes from the ``Content-Type`` parameter and goes to the rewriter
   (which falls back to ``<meta charset>``/BOM and never re-encodes lossy).
 
-Bodies that are not rewritten support Range requests (:mod:`webark.apps.replay_range`,
+Bodies that are not rewritten support Range requests (:mod:`webark.apps.replay.range`,
 ``Accept-Ranges: bytes``; served from ``ResolvedCapture.payload_range``, which seeks in
 uncompressed WARCs) and are streamed in :data:`CHUNK` pieces when larger than
 :data:`INLINE_MAX`. They carry a strong ``ETag`` (:func:`memento_etag`: a memento never
@@ -34,8 +34,8 @@ browser refuses to fetch from the live web (pywb's ``csp-header`` does the same)
 
 Large bodies (over :data:`INLINE_MAX` bytes) that are rewritten take a lease of
 :func:`rewrite_weight` bytes from the server's
-:class:`~webark.apps.replay_budget.ByteBudget` before :func:`render` runs (the app
-does that, :mod:`webark.apps.replay_app`), and large HTML is rewritten into encoded
+:class:`~webark.apps.replay.budget.ByteBudget` before :func:`render` runs (the app
+does that, :mod:`webark.apps.replay.app`), and large HTML is rewritten into encoded
 chunks (:func:`webark.rewrite.html.rewrite_html_chunks`) that are streamed and dropped
 as they are sent: the whole rewritten page never exists as one string or one bytes
 object (a 10 MB UTF-8 page with non-Latin-1 text took ~150 MB to rewrite whole, ~45 MB
@@ -55,8 +55,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from webark.apps.replay_paths import APP_PREFIX
-from webark.apps.replay_range import ByteRange, Unsatisfiable, if_range_allows, parse_range
+from webark.apps.replay.paths import APP_PREFIX
+from webark.apps.replay.range import ByteRange, Unsatisfiable, if_range_allows, parse_range
 from webark.index.resolved import ResolvedCapture
 from webark.rewrite.client import client_config_script
 from webark.rewrite.css import rewrite_css_bytes
@@ -248,7 +248,7 @@ def render(
         rewrite_limit: the largest body rewritten (bytes, decoded); a larger one is
             sent as stored with a :data:`NOT_REWRITTEN` header (:data:`REWRITE_LIMIT`).
         navigation: a browser navigates to it (the app's
-            :func:`~webark.apps.replay_app.is_navigation`): an ``id_`` active document is
+            :func:`~webark.apps.replay.app.is_navigation`): an ``id_`` active document is
             then sent as ``text/plain`` (module docstring).
     """
     ts = rc.line.timestamp

@@ -2,7 +2,7 @@
 loader, a revisit resolver and its access rules.
 
 :class:`ReplayCollections` wraps the resolution API's
-:class:`~webark.apps.cdx_sources.DirectoryCollections` (same folder, same cached index
+:class:`~webark.apps.cdx.sources.DirectoryCollections` (same folder, same cached index
 sources) and adds per collection a :class:`ReplayContext`, rebuilt when the index source
 is rebuilt. WARC locations: a webark collection's ``Collection.resolver()``
 (``locations.loc``, ``warcs/``, configured locations); a pywb-layout folder (``indexes/``
@@ -15,8 +15,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from webark.apps.cdx_sources import DirectoryCollections, UnknownCollection
-from webark.apps.replay_access import Access, AccessConfig
+from webark.apps.cdx.sources import DirectoryCollections, UnknownCollection
+from webark.apps.replay.access import Access, AccessConfig
 from webark.index.collection import CONFIG_NAME, Collection, CollectionError
 from webark.index.locations import LocationResolver, PrefixLocator
 from webark.index.record_loader import RecordLoader

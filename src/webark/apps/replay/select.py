@@ -2,7 +2,7 @@
 
 For ``(url, timestamp)`` the candidates are the URL's replayable captures nearest first
 (:func:`webark.index.capture_select.closest`: smallest ``|Δt|``, ties to the earlier;
-none = latest first), excluded captures left out (:mod:`webark.apps.replay_access`).
+none = latest first), excluded captures left out (:mod:`webark.apps.replay.access`).
 Each candidate in turn:
 
 * blocked by an access rule → the answer is :class:`Blocked` (451);
@@ -42,7 +42,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-from webark.apps.replay_sources import ReplayContext
+from webark.apps.replay.sources import ReplayContext
 from webark.cdx.line import CdxLine
 from webark.core.errors import FormatError
 from webark.core.timestamps import from_timestamp14

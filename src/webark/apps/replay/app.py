@@ -2,27 +2,27 @@
 
 :func:`create_server` returns a :class:`ReplayServer`: requests for the resolution API
 (``/{coll}/cdx``, ``/{coll}/timemap/…``, ``/openapi.json``, and ``/`` when the client
-does not ask for HTML) go to :func:`webark.apps.cdx_api.create_app`'s app unchanged;
-everything else is replay (URL space in :mod:`webark.apps.replay_paths`):
+does not ask for HTML) go to :func:`webark.apps.cdx.api.create_app`'s app unchanged;
+everything else is replay (URL space in :mod:`webark.apps.replay.paths`):
 
-* pages — home, collection, capture calendar / URL lists (:mod:`.replay_pages`);
+* pages — home, collection, capture calendar / URL lists (:mod:`.pages`);
 * mementos ``/{coll}/{ts}{mod}/{url}``: the closest servable capture
-  (:mod:`.replay_select`); when its timestamp is not the one asked for, a ``302`` to
+  (:mod:`.select`); when its timestamp is not the one asked for, a ``302`` to
   the capture's own archival URL (pywb does this: relative links then resolve, the
   banner and bookmarks name the real capture); else the rewritten or raw response
-  (:mod:`.replay_render`) with ``Memento-Datetime`` and ``Link`` (:mod:`.replay_memento`);
+  (:mod:`.render`) with ``Memento-Datetime`` and ``Link`` (:mod:`.memento`);
 * TimeGate ``/{coll}/{url}``: ``Accept-Datetime`` (or latest) → ``302``;
 * "Not in archive" (404) with the nearest captures and similar URLs; blocked (451);
-* diff ``/{coll}/diff/{ts1}/{ts2}/{url}`` (:mod:`.replay_diff`).
+* diff ``/{coll}/diff/{ts1}/{ts2}/{url}`` (:mod:`.diff`).
 
 Nothing is ever fetched from the live web. Index lookups and WARC reads run in worker
 threads (Starlette's ``run_in_threadpool``), never in the event loop; large payloads
 are streamed.
 
 Memory under load: a memento whose body is large and rewritten
-(:func:`~webark.apps.replay_render.rewrite_weight`) first waits, in the event loop, for
+(:func:`~webark.apps.replay.render.rewrite_weight`) first waits, in the event loop, for
 a lease of that many bytes from the server's
-:class:`~webark.apps.replay_budget.ByteBudget` (:data:`REWRITE_BUDGET`), is then
+:class:`~webark.apps.replay.budget.ByteBudget` (:data:`REWRITE_BUDGET`), is then
 rendered by the one large-rewrite thread, and gives the lease back when its response
 has been sent. Forty clients asking for one 10 MB page at once are served a few at a
 time, and small pages go on being served meanwhile by the memento threads. A client
@@ -50,21 +50,21 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response, StreamingResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from webark.apps.cdx_api import create_app
-from webark.apps.cdx_sources import Collections, DirectoryCollections, UnknownCollection
-from webark.apps.replay_access import AccessConfig
-from webark.apps.replay_budget import ByteBudget, Lease
-from webark.apps.replay_calendar import build_calendar, build_url_list
-from webark.apps.replay_diff import side_by_side, visible_lines
-from webark.apps.replay_memento import (
+from webark.apps.cdx.api import create_app
+from webark.apps.cdx.sources import Collections, DirectoryCollections, UnknownCollection
+from webark.apps.replay.access import AccessConfig
+from webark.apps.replay.budget import ByteBudget, Lease
+from webark.apps.replay.calendar import build_calendar, build_url_list
+from webark.apps.replay.diff import side_by_side, visible_lines
+from webark.apps.replay.memento import (
     BadAcceptDatetime,
     MementoLinks,
     display_date,
     http_date,
     parse_accept_datetime,
 )
-from webark.apps.replay_pages import STATIC, Pages
-from webark.apps.replay_paths import (
+from webark.apps.replay.pages import STATIC, Pages
+from webark.apps.replay.paths import (
     APP_PREFIX,
     Target,
     archival_url,
@@ -74,7 +74,7 @@ from webark.apps.replay_paths import (
     fix_url,
     parse_target,
 )
-from webark.apps.replay_render import (
+from webark.apps.replay.render import (
     RAW_CSP,
     REPLAY_CSP,
     REWRITE_LIMIT,
@@ -83,8 +83,8 @@ from webark.apps.replay_render import (
     render,
     rewrite_weight,
 )
-from webark.apps.replay_select import Blocked, Missing, select_capture
-from webark.apps.replay_sources import ReplayCollections, ReplayContext
+from webark.apps.replay.select import Blocked, Missing, select_capture
+from webark.apps.replay.sources import ReplayCollections, ReplayContext
 from webark.cdx.line import CdxLine
 from webark.index.capture_select import captures, closest, is_replayable, neighbours
 from webark.index.resolved import ResolvedCapture
@@ -255,7 +255,7 @@ class ReplayServer:
         (module docstring). send_timeout: seconds a leased response waits for a client
         that does not read (:data:`SEND_TIMEOUT`). rewrite_limit: the largest body
         (bytes, content-coding undone) that is rewritten or compared in a diff; larger
-        ones are sent as stored (:data:`~webark.apps.replay_render.REWRITE_LIMIT`).
+        ones are sent as stored (:data:`~webark.apps.replay.render.REWRITE_LIMIT`).
     """
 
     def __init__(self, api: ASGIApp, collections: ReplayCollections,
@@ -335,7 +335,7 @@ class ReplayServer:
     # -- the app's own files -------------------------------------------------------------
     async def app_file(self, request: Request, path: str) -> Response:
         """``/_webark/client.js`` (the client script of :mod:`webark.rewrite.client`),
-        ``/_webark/static/…`` (files of ``webark/apps/static``) and
+        ``/_webark/static/…`` (files of ``webark/apps/replay/static``) and
         ``/_webark/search?coll=&url=&ts=`` (the search forms: a redirect to the capture
         list, a URL list or a memento)."""
         if path == "client.js":
@@ -623,7 +623,7 @@ class ReplayServer:
 
 def _query_fallback(asked: str, served: str) -> bool:
     """True when ``served`` (a capture's URL) answers ``asked`` through the query
-    fallback of :mod:`.replay_select`: ``asked`` has a query, ``served`` is its path
+    fallback of :mod:`.select`: ``asked`` has a query, ``served`` is its path
     without one."""
     a, b = asked.split("#", 1)[0], served.split("#", 1)[0]
     return "?" in a and "?" not in b and a.partition("?")[0] == b
@@ -657,7 +657,7 @@ def create_server(
 
     Args:
         access_rules: a server-wide access rules file (YAML, see
-            :mod:`webark.apps.replay_access`); each collection may add its own
+            :mod:`webark.apps.replay.access`); each collection may add its own
             ``access-rules.yaml``.
         replay_base: base URL of the replay app in the resolution API's Memento links
             (default: this server).

@@ -2,7 +2,7 @@
 
 Kept as data in Python (no YAML dependency at run time) and tested with schemathesis
 against the app in-process (``tests/apps/test_openapi.py``). The parameter constraints
-here are the ones :mod:`webark.apps.cdx_params` enforces, so a value outside them is
+here are the ones :mod:`webark.apps.cdx.params` enforces, so a value outside them is
 answered with 400 — which is what schemathesis' negative tests check.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webark.apps.cdx_params import MATCH_TYPES, MAX_COUNT, MAX_PAGE_SIZE
+from webark.apps.cdx.params import MATCH_TYPES, MAX_COUNT, MAX_PAGE_SIZE
 
 _TS = {"type": "string", "pattern": "^[0-9]{1,14}$"}
 _BOOL = {"type": "string", "enum": ["true", "false", "1", "0"]}

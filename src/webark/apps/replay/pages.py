@@ -1,4 +1,4 @@
-"""The HTML pages of the replay app (jinja2 templates in ``webark/apps/templates``):
+"""The HTML pages of the replay app (jinja2 templates in ``webark/apps/replay/templates``):
 home, collection, capture calendar / URL list, "Not in archive", 451, errors, diff.
 
 Templates get, besides their own values: ``root`` (the app's root path, ``/``), ``app``
@@ -14,8 +14,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.responses import HTMLResponse
 
-from webark.apps.replay_memento import display_date
-from webark.apps.replay_paths import APP_PREFIX, archival_url, captures_url, url_for_path
+from webark.apps.replay.memento import display_date
+from webark.apps.replay.paths import APP_PREFIX, archival_url, captures_url, url_for_path
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"

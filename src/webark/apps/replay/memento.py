@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import formatdate, parsedate_to_datetime
 
-from webark.apps.replay_paths import archival_url, url_for_path
+from webark.apps.replay.paths import archival_url, url_for_path
 from webark.core.timestamps import from_timestamp14, to_timestamp14
 
 _RFC1123 = re.compile(

@@ -13,7 +13,7 @@ are unknown (404).
 
 **Raw lines.** The API's fast path copies index lines to the response without parsing
 them when the query needs nothing but ``urlkey timestamp`` (see
-:attr:`webark.apps.cdx_params.CdxQuery.simple`). :func:`raw_scanner` gives such a scan
+:attr:`webark.apps.cdx.params.CdxQuery.simple`). :func:`raw_scanner` gives such a scan
 for a CDXJ ``SortedCdxFile`` (its ``scan_raw``, on an mmap of the file), for a
 ``MergedSource`` of such sources and for any other source with a
 ``scan_raw(rng, reverse) -> Iterator[bytes]``; None otherwise (SQLite, ZipNum, classic
@@ -263,7 +263,7 @@ HiddenLines = Callable[[str], "Callable[[CdxLine], bool] | None"]
 class HidingSource:
     """An :class:`IndexSource` without the lines ``hidden(line)`` is true for: what the
     resolution API (CDX queries, digest lookups, TimeMaps) serves from a collection with
-    access rules (:mod:`webark.apps.replay_access`). No raw-line fast path
+    access rules (:mod:`webark.apps.replay.access`). No raw-line fast path
     (:func:`raw_scanner` gives None): each line is parsed to be checked.
 
     Args:

@@ -1,6 +1,6 @@
 """Output formats of the resolution API: one capture → one line of bytes.
 
-``output=`` (``fl=`` selects and orders fields; see :mod:`webark.apps.cdx_filters`):
+``output=`` (``fl=`` selects and orders fields; see :mod:`webark.index.filters`):
 
 ``cdxj`` (default; pywb's ``text`` is accepted as an alias)
     ``urlkey timestamp {json}`` — the index line as stored when it is CDXJ, else as
@@ -31,10 +31,10 @@ import re
 from collections.abc import Callable
 from email.utils import formatdate
 
-from webark.apps.cdx_filters import FIELDS, field_value
-from webark.apps.cdx_params import CdxQuery, ts_seconds
+from webark.apps.cdx.params import CdxQuery, ts_seconds
 from webark.cdx.formats import format_cdx11, format_cdxj
 from webark.cdx.line import CdxLine
+from webark.index.filters import FIELDS, field_value
 
 _NEEDS_ESCAPE = re.compile(rb'[^\x20-\x7e]|["\\]')
 

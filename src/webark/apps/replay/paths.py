@@ -15,7 +15,7 @@ The URL space (pywb's, so links and bookmarks made for pywb keep working)::
                                           modifier ``id_ im_ js_ cs_ if_ oe_ mp_`` or none
 
 (``/{coll}/cdx`` and ``/{coll}/timemap/...`` belong to the resolution API,
-:mod:`webark.apps.cdx_api`, and never reach this parser.)
+:mod:`webark.apps.cdx.api`, and never reach this parser.)
 
 The ``{url}`` part is taken from the *raw* request target (ASGI ``raw_path``, percent
 escapes as the client sent them) plus the raw query string, not from the decoded path:
@@ -39,7 +39,7 @@ from urllib.parse import quote, unquote
 MODIFIERS = frozenset({"id_", "im_", "js_", "cs_", "if_", "fr_", "oe_", "mp_"})
 
 #: Prefix of the app's own paths; collection names cannot start with ``_``
-#: (:data:`webark.apps.cdx_sources._NAME_RE`), so it never hides a collection.
+#: (:data:`webark.apps.cdx.sources._NAME_RE`), so it never hides a collection.
 APP_PREFIX = "/_webark/"
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):([^/]*)")

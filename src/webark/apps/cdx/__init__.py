@@ -1,0 +1,1 @@
+"""The resolution API ("CDX server"): HTTP parameters, output formats, streaming."""

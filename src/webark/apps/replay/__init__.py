@@ -1,0 +1,1 @@
+"""Wayback-style replay: archival URLs, capture choice, rendering, Memento, pages."""
