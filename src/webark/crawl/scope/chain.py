@@ -168,6 +168,42 @@ class DecideRuleSequence:
         self._fetched_results[result] += 1
         return result
 
+    @property
+    def has_fetch_rules(self) -> bool:
+        """True when some rule decides on the fetched response (content type, status)."""
+        return any(f is not None for f in self._fetched)
+
+    def after_fetch(self, curi: CrawlURI, mime: str | None, status: int
+                    ) -> tuple[Decision, str | None]:  # fmt: skip
+        """The verdict of the after-fetch rules alone (those that implement
+        ``decide_fetched``: ``reject_content_types``, ``reject_status``) on a fetched
+        URI, and the name of the rule that gave it: NONE when none of them has an
+        opinion. The crawler applies it right after the fetch; the rest of the scope
+        was applied when the URI was a candidate (a seed, which no scope rule may
+        reject, is judged by these rules only)."""
+        result = Decision.NONE
+        decisive: str | None = None
+        for i, after_fetch in enumerate(self._fetched):
+            if after_fetch is None:
+                continue
+            self._evaluated[i] += 1
+            r = after_fetch(curi, mime, status)
+            if r is Decision.NONE:
+                continue
+            if r is Decision.ACCEPT:
+                self._accepted[i] += 1
+            else:
+                self._rejected[i] += 1
+            result, decisive = r, self.names[i]
+        if decisive is not None:
+            i = self.names.index(decisive)
+            if result is Decision.ACCEPT:
+                self._won_accept[i] += 1
+            else:
+                self._won_reject[i] += 1
+        self._fetched_results[result] += 1
+        return result, decisive
+
     def accepts(self, curi: CrawlURI) -> bool:
         """True if :meth:`decide` answers ACCEPT."""
         return self.decide(curi) is Decision.ACCEPT
