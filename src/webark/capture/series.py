@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from webark.core.errors import ConfigError
 from webark.warc.builders import RecordBuilder, WarcinfoFields
 from webark.warc.serialize import Codec
 from webark.warc.writer import DEFAULT_MAX_SIZE, AsyncWarcWriter, WarcWriter
@@ -27,7 +28,7 @@ __all__ = ["BadWarcPrefix", "SeriesConfig", "WarcSeries"]
 _PREFIX = re.compile(r"^[^/\\\x00-\x1f]{1,100}$")
 
 
-class BadWarcPrefix(ValueError):
+class BadWarcPrefix(ConfigError):
     """A WARC prefix that cannot be part of a file name (empty, ``/``, ``\\``, control
     characters, ``.``/``..``, over 100 characters)."""
 

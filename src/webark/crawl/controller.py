@@ -45,44 +45,36 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from webark.capture import (
     WarcCaptureBackend,
     is_disk_full,
 )
 from webark.capture.backend import DedupStore
-from webark.core.errors import WebarkError
 from webark.crawl.chains import CrawlChains, build_chains
 from webark.crawl.context import CrawlContext, capture_config, frontier_config, http_fetcher
 from webark.crawl.curi import CrawlURI
 from webark.crawl.extract.pool import ExtractPool, default_processes
 from webark.crawl.frontier import Frontier, FrontierConfig
 from webark.crawl.job import CrawlJob
+from webark.crawl.jobdir import CrawlSetupError, check_seeds, prepare_job_dir
 from webark.crawl.pipeline import UriPipeline
 from webark.crawl.processing import UriProcessing
 from webark.crawl.reports import DEFAULT_REPORTS, Report, write_reports
 from webark.crawl.resume import (
     ResumeLog,
     Sessions,
-    rebuild_stats,
-    repair_open_warcs,
     settle_recovered,
 )
 from webark.crawl.scope import DecideRuleSequence, build_scope
 from webark.crawl.stats import CrawlStats, StatsSnapshot
-from webark.fetch import HttpFetcher, refusal
+from webark.fetch import HttpFetcher
 
 __all__ = ["CrawlController", "CrawlSetupError", "CrawlSummary", "run_job"]
 
 log = logging.getLogger(__name__)
 
 _DISK_FULL = "disk full"
-
-
-class CrawlSetupError(WebarkError):
-    """The crawl cannot start (bad seed address, job directory in use …); the message
-    says what to change."""
 
 
 @dataclass(frozen=True)
@@ -222,42 +214,6 @@ class CrawlController:
         return self.ctx.backend.warc_bytes() if self.ctx.backend is not None else 0
 
     # -- setup and teardown ------------------------------------------------------------
-    def _prepare_dirs(self) -> None:
-        job = self.job
-        frontier_db = job.state_dir / "frontier.sqlite"
-        if not self.resume and frontier_db.exists():
-            raise CrawlSetupError(
-                f"{job.job_dir} already holds a crawl; use --resume {job.job_dir} to continue "
-                "it, or choose another -o directory"
-            )
-        if self.resume and not frontier_db.exists() and not (job.state_dir / "job.json").exists():
-            # (job.json without frontier.sqlite: killed while starting; resuming starts it)
-            raise CrawlSetupError(f"{job.job_dir}: no crawl to resume (no state/frontier.sqlite)")
-        for d in (job.warcs_dir, job.logs_dir, job.reports_dir, job.state_dir):
-            d.mkdir(parents=True, exist_ok=True)
-        if self.resume:
-            self.repaired = repair_open_warcs(job.warcs_dir)
-            rebuild_stats(job.logs_dir / "crawl.log", self.stats, self._resume_log)
-        self._sessions.start(self.stats)
-        job.save()
-
-    async def _check_seeds(self) -> None:
-        """Refuse private/loopback seeds early, with the option that allows them."""
-        for seed in self.job.seeds:
-            host = urlsplit(seed).hostname or ""
-            answer = await self.fetcher.lookup(host)
-            if not answer.ok:
-                log.warning("seed host %s does not resolve: %s", host, answer.error)
-                continue
-            for addr in answer.addresses:
-                msg = refusal(addr, self.job.allow_private)
-                if msg:
-                    raise CrawlSetupError(
-                        f"seed {seed}: {host} resolves to {addr}: "
-                        f"{msg.split(';')[0]}; pass --allow-private "
-                        "(job file: allow_private: true) to crawl it"
-                    )
-
     def _make_fetcher(self) -> None:
         if self.ctx.fetcher is None:
             self.ctx.fetcher = http_fetcher(self.job)
@@ -304,8 +260,9 @@ class CrawlController:
         pool = self._pool = ExtractPool(self.extract_processes)
         self._make_fetcher()
         try:  # before anything is written, so a refused job can simply be run again
-            await self._check_seeds()
-            self._prepare_dirs()
+            await check_seeds(self.job, self.fetcher)
+            self.repaired = prepare_job_dir(self.job, self.resume, self.stats, self._resume_log)
+            self._sessions.start(self.stats)
         except BaseException:
             pool.close()
             if self._own_fetcher:

@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from webark import __version__
-from webark.core.errors import WebarkError
+from webark.core.errors import KeyedConfigError
 from webark.dedup.policy import DedupPolicy
 from webark.robots import RobotsMode
 
@@ -89,22 +89,10 @@ CODECS = ("gzip", "zstd", "none")
 _EMAIL = re.compile(r"^[^@\s<>;()]+@[^@\s<>;()]+\.[^@\s<>;()]+$")
 
 
-class JobConfigError(WebarkError, ValueError):
-    """A job configuration that cannot be used.
+class JobConfigError(KeyedConfigError):
+    """A job configuration that cannot be used (every mistake found: ``problems``)."""
 
-    Attributes:
-        key: the (first) offending key (``"min_delay"``, ``"seeds[2]"``).
-        reason: what is wrong with it and how to fix it.
-        problems: every problem found, ``(key, reason)`` in key order; the message has
-            one line per problem.
-    """
-
-    def __init__(self, key: str, reason: str,
-                 problems: tuple[tuple[str, str], ...] = ()) -> None:  # fmt: skip
-        self.key = key
-        self.reason = reason
-        self.problems = problems or ((key, reason),)
-        super().__init__("\n".join(f"job config: {k}: {r}" for k, r in self.problems))
+    label = "job config"
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from webark.core.digests import EMPTY_SHA1, Digest
-from webark.core.errors import DigestError, WebarkError
+from webark.core.errors import DigestError, KeyedConfigError
 from webark.dedup import DedupHit, DedupIndex
 
 Action = Literal["lookup", "store", "revisit-without-original"]
@@ -44,21 +44,10 @@ POLICY_KEYS: dict[str, str] = {
 """The keys of a ``dedup_policy:`` mapping (job file; the proxy's per-request policy)."""
 
 
-class DedupPolicyError(WebarkError, ValueError):
-    """A dedup policy mapping that cannot be used.
+class DedupPolicyError(KeyedConfigError):
+    """A dedup policy mapping that cannot be used (every mistake found: ``problems``)."""
 
-    Attributes:
-        key: the (first) offending key (``"min_size"``, ``"statuses[1]"``).
-        reason: what is wrong with it and how to fix it.
-        problems: every problem found, ``(key, reason)``; one line each in the message.
-    """
-
-    def __init__(self, key: str, reason: str,
-                 problems: tuple[tuple[str, str], ...] = ()) -> None:  # fmt: skip
-        self.key = key
-        self.reason = reason
-        self.problems = problems or ((key, reason),)
-        super().__init__("\n".join(f"dedup_policy: {k}: {r}" for k, r in self.problems))
+    label = "dedup_policy"
 
 
 @dataclass(frozen=True, slots=True)
