@@ -21,6 +21,9 @@ Tools (each run a fresh child under ``/usr/bin/time -v``, fresh output folder):
           Link extraction runs in webark's default worker processes (2 on 2 CPUs).
   webark-inproc  (only with ``--tools``) the same with WEBARK_EXTRACT_PROCESSES=0:
           link extraction in the crawler's own process, no pipelining.
+  webark@DIR  (only with ``--tools``) the same as ``webark`` with another checkout's
+          ``DIR/.venv/bin/webark`` (e.g. ``--tools wget,webark,webark@../main``: a change
+          against main, interleaved in one run).
 
 Figures (median run by wall time, per tool):
   wall s     spawn-to-exit wall time of the child (what BASELINE.md reports for wget)
@@ -131,8 +134,15 @@ def scan_warcs(paths: list[Path]) -> dict:
     }
 
 
+def webark_of(tool: str) -> Path:
+    """The ``webark`` command of ``tool`` (``webark``, ``webark-inproc``, ``webark@DIR``)."""
+    if tool.startswith("webark@"):
+        return Path(tool.split("@", 1)[1]).resolve() / ".venv" / "bin" / "webark"
+    return WEBARK
+
+
 def run_one(tool: str, work: Path) -> dict:
-    out = work / tool
+    out = work / tool.replace("/", "_")
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     tfile = out / "time.txt"
@@ -153,7 +163,7 @@ def run_one(tool: str, work: Path) -> dict:
     else:
         job = out / "job.yaml"
         job.write_text(JOB_YAML.format(seed=SEED, job_dir=out / "job"))
-        argv = [str(WEBARK), "crawl", "--no-progress", str(job)]
+        argv = [str(webark_of(tool)), "crawl", "--no-progress", str(job)]
     env = dict(os.environ)
     if tool == "webark-inproc":
         env["WEBARK_EXTRACT_PROCESSES"] = "0"
@@ -204,8 +214,9 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when the target is missed")
     args = ap.parse_args()
     tools = args.tools.split(",")
-    if not WEBARK.exists():
-        raise SystemExit(f"{WEBARK} missing: install the project into .venv")
+    for t in tools:
+        if t.startswith("webark") and not webark_of(t).exists():
+            raise SystemExit(f"{webark_of(t)} missing: install the project into .venv")
     if not shutil.which("wget") or not Path("/usr/bin/time").exists():
         raise SystemExit("needs wget and /usr/bin/time (apt-get install wget time)")
 
@@ -269,6 +280,10 @@ def main() -> int:
             f"{' / '.join(format(x['wall_s'], '.2f') for x in runs[t])}"
         )
     ratio = None
+    for t in tools:
+        if t.startswith("webark@") and "wget" in med:
+            print(f"{t} / wget URLs/s = {med[t]['urls_per_s'] / med['wget']['urls_per_s']:.2f}x;"
+                  f" CPU s {t} / wget = {med[t]['cpu_s'] / med['wget']['cpu_s']:.2f}x")
     if "wget" in med and "webark" in med:
         ratio = med["webark"]["urls_per_s"] / med["wget"]["urls_per_s"]
         cpu_ratio = med["webark"]["cpu_s"] / med["wget"]["cpu_s"]

@@ -15,6 +15,10 @@ fi
 if [ "${WEBARK_BROWSER:-0}" = 1 ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 fi
+# Peer tools of the tests (GNU wget: a recrawl against a wget-made index).
+if [ "${WEBARK_TEST_TOOLS:-0}" = 1 ]; then
+  command -v wget >/dev/null || need_apt+=(wget)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: apt-get install ${need_apt[*]}" >&2

@@ -29,6 +29,7 @@ import pytest
 from png_pixels import pixel_stats
 
 from http_wait import WEBARK, webark_serve_process
+from system_packages import in_ci, require  # noqa: F401  (re-exported for the tests)
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: Flags of the issue: no sandbox (root in a container), no GPU, and nothing that makes
@@ -50,21 +51,6 @@ BANNER_HOST = "#__webark_banner_host"
 APP_FILES = "/_webark/"
 #: URL schemes that never reach the network (shown to page.on("request") all the same)
 LOCAL_SCHEMES = ("data:", "blob:", "about:")
-
-
-def in_ci() -> bool:
-    """True under CI (``CI=true``, as ``.ci/run`` is run)."""
-    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
-
-
-def require(present: bool, what: str, install: str) -> None:
-    """Skip (outside CI) or fail (in CI) when a system package is missing."""
-    if present:
-        return
-    msg = f"{what} is not installed; install it with: {install}"
-    if in_ci():
-        pytest.fail(f"{msg} (.ci/run exports it: the CI set-up is broken)")
-    pytest.skip(msg)
 
 
 def python_docs_dir() -> Path:

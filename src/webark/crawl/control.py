@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from webark.core.errors import RequestError
 from webark.crawl.curi import CrawlURI
 from webark.crawl.frontier import FrontierStats
 from webark.crawl.reports import DEFAULT_REPORTS, Report, report_by_name
@@ -49,7 +50,7 @@ STARTING, RUNNING, PAUSING, PAUSED, STOPPING, FINISHED = (
 )
 
 
-class ControlError(ValueError):
+class ControlError(RequestError):
     """A control request that cannot be carried out (bad value, wrong state); the
     message says what to change."""
 

@@ -71,19 +71,28 @@ one process per database.
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import enum
 import hashlib
 import logging
-import math
 import sqlite3
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from webark.core.errors import WebarkError
 from webark.crawl.curi import CrawlURI
+from webark.crawl.politeness import (
+    Clock,
+    FrontierConfig,
+    Outcome,
+    anchored_clock,
+    backoff_delay,
+    disposition,
+    is_backoff_status,
+    parse_retry_after,
+    politeness_delay,
+)
+from webark.crawllog.status import S_BLOCKED_BY_QUOTA
 from webark.url import InvalidURLError, normalize
 
 log = logging.getLogger(__name__)
@@ -98,28 +107,28 @@ __all__ = [
     "FrontierStats",
     "Outcome",
     "QueueStats",
+    "UriState",
     "anchored_clock",
     "backoff_delay",
+    "disposition",
     "fingerprint",
+    "is_backoff_status",
     "parse_retry_after",
     "politeness_delay",
 ]
 
-Clock = Callable[[], float]
-"""A wall clock: seconds since the epoch (like :func:`time.time`)."""
+class UriState(enum.IntEnum):
+    """The state of a URI in the frontier (the ``uris.state`` column)."""
+
+    QUEUED = 0
+    """Waiting in its queue."""
+    IN_FLIGHT = 1
+    """Handed out by :meth:`Frontier.next_ready`, not yet finished (put back on open)."""
+    FINISHED = 2
+    """Done for good (its final status is kept; the seen filter remembers it)."""
 
 
-def anchored_clock() -> Clock:
-    """A clock that reads :func:`time.time` once, now, and then advances with
-    :func:`time.monotonic`: wall-clock seconds that never step back or jump."""
-    wall0, mono0 = time.time(), time.monotonic()
-    return lambda: wall0 + (time.monotonic() - mono0)
-
-
-S_BLOCKED_BY_QUOTA = -5003
-"""Heritrix's ``S_BLOCKED_BY_QUOTA``: not fetched because a quota was reached."""
-
-_QUEUED, _IN_FLIGHT, _FINISHED = 0, 1, 2
+_QUEUED, _IN_FLIGHT, _FINISHED = UriState.QUEUED, UriState.IN_FLIGHT, UriState.FINISHED
 _SCHEMA_VERSION = 1
 
 
@@ -127,165 +136,7 @@ class FrontierError(WebarkError):
     """Misuse of the frontier (e.g. ``finished()`` for a URI that is not in flight)."""
 
 
-@dataclass(frozen=True, slots=True)
-class FrontierConfig:
-    """Politeness, retry and quota settings. All durations in seconds.
-
-    Defaults are Heritrix 3's where it has one (delay factor 5, min 3 s, max 30 s,
-    30 retries 900 s apart); ``crawl_delay_cap`` is 30 s (Heritrix honours up to 300 s).
-
-    Attributes:
-        delay_factor: multiple of the last fetch duration to wait before the next fetch
-            from the same queue.
-        min_delay, max_delay: bounds of that wait.
-        crawl_delay_cap: robots.txt Crawl-delay is honoured up to this many seconds
-            (0 ignores Crawl-delay).
-        max_retries: retries of a network failure before the URI is finished with it.
-        retry_delay: how long the queue waits before retrying after a network failure.
-        retry_codes: fetch status codes that are retried (Heritrix ``needsRetrying``:
-            domain unresolvable, connect failed, connection lost, timeout, domain
-            prerequisite failure).
-        backoff_base, backoff_max: first back-off after a 429/5xx, doubled for each
-            further consecutive one, at most ``backoff_max``.
-        retry_after_cap: a Retry-After longer than this is cut to it.
-        max_http_retries: retries of a URI answered with a status in ``http_retry_statuses``.
-        http_retry_statuses: HTTP statuses worth retrying later.
-        max_uris_per_queue, max_bytes_per_queue: queue quotas (successful fetches, bytes);
-            ``None`` = unlimited.
-        max_uris, max_bytes: crawl quotas, same units; ``None`` = unlimited.
-        synchronous: SQLite ``synchronous`` pragma, ``"NORMAL"`` or ``"FULL"`` (see the
-            module docstring).
-        cache_mb: SQLite page cache size in MiB (bounds the memory used for the database).
-
-    Raises:
-        ValueError: a negative duration or count, ``min_delay > max_delay``, an unknown
-            ``synchronous`` value.
-    """
-
-    delay_factor: float = 5.0
-    min_delay: float = 3.0
-    max_delay: float = 30.0
-    crawl_delay_cap: float = 30.0
-    max_retries: int = 30
-    retry_delay: float = 900.0
-    retry_codes: frozenset[int] = frozenset({-1, -2, -3, -4, -6})
-    backoff_base: float = 120.0
-    backoff_max: float = 3600.0
-    retry_after_cap: float = 3600.0
-    max_http_retries: int = 3
-    http_retry_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
-    max_uris_per_queue: int | None = None
-    max_bytes_per_queue: int | None = None
-    max_uris: int | None = None
-    max_bytes: int | None = None
-    synchronous: str = "NORMAL"
-    cache_mb: int = 64
-
-    def __post_init__(self) -> None:
-        numbers = (
-            self.delay_factor,
-            self.min_delay,
-            self.max_delay,
-            self.crawl_delay_cap,
-            self.max_retries,
-            self.retry_delay,
-            self.backoff_base,
-            self.backoff_max,
-            self.retry_after_cap,
-            self.max_http_retries,
-            self.cache_mb,
-        )
-        if any(not math.isfinite(x) or x < 0 for x in numbers):
-            raise ValueError("frontier durations and counts must be finite and >= 0")
-        if self.min_delay > self.max_delay:
-            raise ValueError("min_delay must not exceed max_delay")
-        if self.synchronous.upper() not in ("NORMAL", "FULL"):
-            raise ValueError("synchronous must be NORMAL or FULL")
-        quotas = (self.max_uris_per_queue, self.max_bytes_per_queue, self.max_uris, self.max_bytes)
-        if any(q is not None and q < 0 for q in quotas):
-            raise ValueError("quotas must be >= 0")
-
-    @property
-    def horizon(self) -> float:
-        """The longest delay this configuration can impose on a queue (seconds)."""
-        return max(
-            self.max_delay,
-            self.crawl_delay_cap,
-            self.retry_delay,
-            self.backoff_max,
-            self.retry_after_cap,
-        )
-
-
 # --- pure functions ---------------------------------------------------------------------
-
-
-def politeness_delay(
-    duration_s: float, config: FrontierConfig, crawl_delay: float | None = None
-) -> float:
-    """Seconds to wait after a fetch before the next one from the same queue.
-
-    ``clamp(delay_factor × duration_s, min_delay, max_delay)``, then raised to the
-    robots.txt Crawl-delay when that is larger, the Crawl-delay being cut to
-    ``crawl_delay_cap`` (Heritrix ``DispositionProcessor.politenessDelayFor``: the
-    Crawl-delay may exceed ``max_delay``). A negative or NaN duration counts as 0.
-
-    >>> c = FrontierConfig()
-    >>> politeness_delay(0.2, c), politeness_delay(2.0, c), politeness_delay(60, c)
-    (3.0, 10.0, 30.0)
-    >>> politeness_delay(0.2, c, crawl_delay=10), politeness_delay(0.2, c, crawl_delay=500)
-    (10.0, 30.0)
-    """
-    d = duration_s if duration_s > 0 else 0.0  # also maps NaN to 0
-    delay = min(max(config.delay_factor * d, config.min_delay), config.max_delay)
-    if crawl_delay is not None and crawl_delay > 0 and config.crawl_delay_cap > 0:
-        delay = max(delay, min(float(crawl_delay), config.crawl_delay_cap))
-    return float(delay)
-
-
-def backoff_delay(errors: int, config: FrontierConfig) -> float:
-    """Back-off after the ``errors``-th consecutive 429/5xx of a queue (seconds):
-    ``backoff_base × 2^(errors−1)``, at most ``backoff_max``; 0 for ``errors <= 0``.
-
-    >>> c = FrontierConfig(backoff_base=60, backoff_max=600)
-    >>> [backoff_delay(n, c) for n in range(6)]
-    [0.0, 60.0, 120.0, 240.0, 480.0, 600.0]
-    """
-    if errors <= 0:
-        return 0.0
-    if errors > 64:
-        return float(config.backoff_max)
-    return float(min(config.backoff_base * 2.0 ** (errors - 1), config.backoff_max))
-
-
-def parse_retry_after(value: float | str | None, now: float) -> float | None:
-    """The Retry-After header (RFC 9110 §10.2.3) as seconds from ``now``.
-
-    ``value`` is delay-seconds (``"120"`` or a number) or an HTTP-date; ``now`` is the
-    wall-clock time (seconds since the epoch) the answer arrived. A date in the past gives
-    0. Returns ``None`` for ``None`` or an unparseable value.
-
-    >>> parse_retry_after("120", 0.0), parse_retry_after(30, 0.0)
-    (120.0, 30.0)
-    >>> parse_retry_after("Thu, 01 Jan 1970 00:02:00 GMT", 60.0)
-    60.0
-    >>> parse_retry_after("soon", 0.0) is None
-    True
-    """
-    if value is None:
-        return None
-    if isinstance(value, int | float):
-        return max(0.0, float(value)) if math.isfinite(value) else None
-    text = value.strip()
-    if text.isdigit():
-        return float(int(text))
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:  # "-0000" or a missing zone: HTTP dates are GMT
-        return None if not text.upper().endswith(("GMT", "UTC", "-0000", "+0000")) else 0.0
-    return max(0.0, when.timestamp() - now)
 
 
 def fingerprint(uri: str) -> int:
@@ -306,15 +157,6 @@ def fingerprint(uri: str) -> int:
 # --- results and stats ------------------------------------------------------------------
 
 
-class Outcome(enum.Enum):
-    """What :meth:`Frontier.finished` did with the URI."""
-
-    FINISHED = "finished"
-    """Done for good (success or final failure): write the crawl.log line."""
-    RETRY = "retry"
-    """Put back at the head of its queue; it will be offered again."""
-
-
 @dataclass(frozen=True, slots=True)
 class Disposition:
     """Result of :meth:`Frontier.finished`.
@@ -325,8 +167,9 @@ class Disposition:
         delay_s: how long the queue now waits (seconds).
         due: when the queue is next ready (wall clock, seconds since the epoch).
         snoozed: True when the wait is a back-off or retry delay, not plain politeness.
-        blocked: URIs of the queue finished with :data:`S_BLOCKED_BY_QUOTA` now because
-            this fetch reached a queue quota.
+        blocked: how many URIs of the queue were finished with :data:`S_BLOCKED_BY_QUOTA`
+            now because this fetch reached a queue quota.
+        blocked_uris: those URIs (each needs its crawl.log line).
     """
 
     outcome: Outcome
@@ -335,6 +178,7 @@ class Disposition:
     due: float
     snoozed: bool = False
     blocked: int = 0
+    blocked_uris: tuple[CrawlURI, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,7 +228,7 @@ class FrontierStats:
 
 # --- the frontier -----------------------------------------------------------------------
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS queues (
     qid INTEGER PRIMARY KEY,
@@ -407,7 +251,7 @@ CREATE TABLE IF NOT EXISTS uris (
     id INTEGER PRIMARY KEY,
     fp INTEGER NOT NULL UNIQUE,
     qid INTEGER NOT NULL,
-    state INTEGER NOT NULL,             -- 0 queued, 1 in flight, 2 finished
+    state INTEGER NOT NULL,             -- UriState: 0 queued, 1 in flight, 2 finished
     priority INTEGER NOT NULL,
     retries INTEGER NOT NULL DEFAULT 0,
     status INTEGER,
@@ -417,8 +261,9 @@ CREATE TABLE IF NOT EXISTS uris (
     seed INTEGER NOT NULL,
     source TEXT
 );
-CREATE INDEX IF NOT EXISTS uris_queued ON uris (qid, priority, id) WHERE state = 0;
-CREATE INDEX IF NOT EXISTS uris_active ON uris (qid) WHERE state = 1;
+CREATE INDEX IF NOT EXISTS uris_queued ON uris (qid, priority, id)
+    WHERE state = {UriState.QUEUED:d};
+CREATE INDEX IF NOT EXISTS uris_active ON uris (qid) WHERE state = {UriState.IN_FLIGHT:d};
 """
 
 _READY = "queued > 0 AND inflight IS NULL AND blocked = 0"
@@ -506,12 +351,14 @@ class Frontier:
                 raise FrontierError(f"{path}: frontier schema {ver[0]}, need {_SCHEMA_VERSION}")
             # in flight: the URI its queue is fetching, and URIs released by
             # release() whose processing had not finished
-            active = conn.execute("SELECT uri, qid FROM uris WHERE state = 1").fetchall()
+            active = conn.execute(
+                f"SELECT uri, qid FROM uris WHERE state = {_IN_FLIGHT:d}"
+            ).fetchall()
             put_back = [str(r[0]) for r in active]
             per_queue: dict[int, int] = {}
             for _, qid in active:
                 per_queue[qid] = per_queue.get(qid, 0) + 1
-            conn.execute("UPDATE uris SET state = 0 WHERE state = 1")
+            conn.execute(f"UPDATE uris SET state = {_QUEUED:d} WHERE state = {_IN_FLIGHT:d}")
             recovered = len(active)
             conn.executemany(
                 "UPDATE queues SET queued = queued + ? WHERE qid = ?",
@@ -582,11 +429,14 @@ class Frontier:
             return int(cur.lastrowid or 0), False
         return row[0], bool(row[1])
 
-    def _add(self, curi: CrawlURI, force: bool, counts: dict[int, int]) -> bool:
+    def _add(self, curi: CrawlURI, force: bool, counts: dict[int, int],
+             blocked_out: list[CrawlURI] | None = None) -> bool:  # fmt: skip
         qid = self._qids.get(curi.key)
         if qid is None:
             qid, blocked = self._qid(curi.key)
             if blocked:
+                if blocked_out is not None:
+                    self._add_blocked(qid, curi, blocked_out)
                 return False
             if len(self._qids) > 50_000:
                 self._qids.clear()
@@ -615,12 +465,28 @@ class Frontier:
                 return False
             self._db.execute(
                 "UPDATE uris SET qid=?, priority=?, retries=?, uri=?, hops=?, via=?, seed=?,"
-                " source=?, state=0, status=NULL WHERE id=?",
+                f" source=?, state={_QUEUED:d}, status=NULL WHERE id=?",
                 (*values, row[0]),
             )
             self._db.execute("UPDATE queues SET finished = finished - 1 WHERE qid = ?", (row[2],))
         counts[qid] = counts.get(qid, 0) + 1
         return True
+
+    def _add_blocked(self, qid: int, curi: CrawlURI, out: list[CrawlURI]) -> None:
+        """Record ``curi``, new to a queue blocked by a quota, as finished with
+        :data:`S_BLOCKED_BY_QUOTA` (so it is seen, and logged once by the caller)."""
+        cur = self._db.execute(
+            "INSERT OR IGNORE INTO uris (qid, priority, retries, uri, hops, via, seed, source,"
+            f" fp, state, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {_FINISHED:d}, ?)",
+            (qid, curi.priority, curi.retries, curi.uri, curi.hops, curi.via, int(curi.seed),
+             curi.source, fingerprint(curi.uri), S_BLOCKED_BY_QUOTA),
+        )  # fmt: skip
+        if cur.rowcount:
+            self._db.execute(
+                "UPDATE queues SET finished = finished + 1, blocked_uris = blocked_uris + 1"
+                " WHERE qid = ?", (qid,),
+            )  # fmt: skip
+            out.append(curi)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -652,16 +518,23 @@ class Frontier:
         """
         return self.add_many((curi,), force=force) == 1
 
-    def add_many(self, curis: Iterable[CrawlURI], *, force: bool = False) -> int:
+    def add_many(self, curis: Iterable[CrawlURI], *, force: bool = False,
+                 blocked: list[CrawlURI] | None = None) -> int:  # fmt: skip
         """:meth:`add` each URI, all in one transaction; returns how many were queued.
         Much faster than single adds (one commit). Duplicates within ``curis`` count once.
+
+        Args:
+            blocked: when given, URIs not seen before whose queue is blocked by a quota
+                are recorded as finished with :data:`S_BLOCKED_BY_QUOTA` and appended
+                here (Heritrix logs each such URI with -5003); without it they are
+                refused silently.
         """
         counts: dict[int, int] = {}
         added = 0
         try:
             with self._transaction():
                 for curi in curis:
-                    added += self._add(curi, force, counts)
+                    added += self._add(curi, force, counts, blocked)
                 self._flush_counts(counts)
         except BaseException:
             self._qids.clear()  # queue ids learnt in the rolled-back transaction
@@ -691,13 +564,13 @@ class Frontier:
         with self._transaction():
             u = db.execute(
                 "SELECT id, uri, hops, via, seed, source, retries, priority FROM uris "
-                "WHERE qid = ? AND state = 0 ORDER BY priority, id LIMIT 1",
+                f"WHERE qid = ? AND state = {_QUEUED:d} ORDER BY priority, id LIMIT 1",
                 (qid,),
             ).fetchone()
             if u is None:  # counter out of step: repair (committed), then look again
                 db.execute("UPDATE queues SET queued = 0 WHERE qid = ?", (qid,))
             else:
-                db.execute("UPDATE uris SET state = 1 WHERE id = ?", (u[0],))
+                db.execute(f"UPDATE uris SET state = {_IN_FLIGHT:d} WHERE id = ?", (u[0],))
                 db.execute(
                     "UPDATE queues SET inflight = ?, queued = queued - 1 WHERE qid = ?",
                     (u[0], qid),
@@ -760,9 +633,9 @@ class Frontier:
             FrontierError: ``curi`` is not the URI in flight in its queue.
         """
         c = self.config
-        if status == 429 or 500 <= status <= 599 or curi.uri in self._released:
+        if is_backoff_status(status) or curi.uri in self._released:
             return False
-        if status in c.retry_codes and curi.retries < c.max_retries:
+        if disposition(status, curi.retries, c) is Outcome.RETRY:
             return False
         if c.max_uris_per_queue is not None or c.max_bytes_per_queue is not None:
             return False
@@ -861,26 +734,25 @@ class Frontier:
                 known_cd = crawl_delay
             delay = politeness_delay(duration_s, c, known_cd)
             snoozed = False
-            retry = False
-            if status == 429 or 500 <= status <= 599:
+            retry = disposition(status, retries, c) is Outcome.RETRY
+            if is_backoff_status(status):
                 errors += 1
                 wait = backoff_delay(errors, c)
                 ra = parse_retry_after(retry_after, t)
                 if ra is not None:
                     wait = max(wait, min(ra, c.retry_after_cap))
                 delay, snoozed = max(delay, wait), True
-                retry = status in c.http_retry_statuses and retries < c.max_http_retries
             else:
                 errors = 0
-                if status in c.retry_codes and retries < c.max_retries:
-                    delay, snoozed, retry = max(delay, c.retry_delay), True, True
+                if retry:
+                    delay, snoozed = max(delay, c.retry_delay), True
             due = t + delay
             self._seq += 1
-            blocked = 0
             ok = 0
             if retry:
                 db.execute(
-                    "UPDATE uris SET state = 0, retries = retries + 1, status = ? WHERE id = ?",
+                    f"UPDATE uris SET state = {_QUEUED:d}, retries = retries + 1, status = ?"
+                    " WHERE id = ?",
                     (status, uid),
                 )
                 db.execute(
@@ -890,7 +762,8 @@ class Frontier:
                 )
             else:
                 ok = 1 if status > 0 else 0
-                db.execute("UPDATE uris SET state = 2, status = ? WHERE id = ?", (status, uid))
+                db.execute(f"UPDATE uris SET state = {_FINISHED:d}, status = ? WHERE id = ?",
+                           (status, uid))  # fmt: skip
                 db.execute(
                     "UPDATE queues SET inflight = NULL, due = ?, seq = ?, errors = ?,"
                     " crawl_delay = ?, bytes = bytes + ?, finished = finished + 1,"
@@ -902,8 +775,9 @@ class Frontier:
         self._succeeded += ok
         self._bytes += size
         return Disposition(
-            Outcome.RETRY if retry else Outcome.FINISHED, status, delay, due, snoozed, blocked
-        )
+            Outcome.RETRY if retry else Outcome.FINISHED, status, delay, due, snoozed,
+            len(blocked), blocked,
+        )  # fmt: skip
 
     def settle(self, uri: str, status: int, *, size: int = 0) -> bool:
         """Finish a *queued* URI without fetching it: one that :meth:`open` put back
@@ -943,10 +817,13 @@ class Frontier:
             )
         return ok
 
-    def _enforce_queue_quota(self, qid: int, key: str) -> int:
+    def _enforce_queue_quota(self, qid: int, key: str) -> tuple[CrawlURI, ...]:
+        """Block the queue ``qid`` when it is over a queue quota: its queued URIs are
+        finished with :data:`S_BLOCKED_BY_QUOTA` (returned, for their crawl.log lines)
+        and later adds to it are refused (:meth:`add_many`'s ``blocked``)."""
         c = self.config
         if c.max_uris_per_queue is None and c.max_bytes_per_queue is None:
-            return 0
+            return ()
         succeeded, nbytes = self._db.execute(
             "SELECT succeeded, bytes FROM queues WHERE qid = ?", (qid,)
         ).fetchone()
@@ -954,19 +831,25 @@ class Frontier:
             c.max_bytes_per_queue is not None and nbytes >= c.max_bytes_per_queue
         )
         if not over:
-            return 0
+            return ()
         self._qids.pop(key, None)  # the next add looks the queue up and sees it blocked
-        cur = self._db.execute(
-            "UPDATE uris SET state = 2, status = ? WHERE qid = ? AND state = 0",
+        rows = self._db.execute(
+            "SELECT uri, hops, via, seed, source, retries, priority FROM uris"
+            f" WHERE qid = ? AND state = {_QUEUED:d} ORDER BY priority, id", (qid,)
+        ).fetchall()
+        self._db.execute(
+            f"UPDATE uris SET state = {_FINISHED:d}, status = ?"
+            f" WHERE qid = ? AND state = {_QUEUED:d}",
             (S_BLOCKED_BY_QUOTA, qid),
         )
-        n = cur.rowcount
+        n = len(rows)
         self._db.execute(
             "UPDATE queues SET blocked = 1, queued = 0, finished = finished + ?,"
             " blocked_uris = blocked_uris + ? WHERE qid = ?",
             (n, n, qid),
         )
-        return n
+        return tuple(CrawlURI(r[0], hops=r[1], via=r[2], seed=bool(r[3]), source=r[4], key=key,
+                              retries=r[5], priority=r[6]) for r in rows)  # fmt: skip
 
     # -- reports
 
@@ -1018,4 +901,4 @@ class Frontier:
         ).fetchone()
         if row is None:
             return None
-        return ("queued", "in flight", "finished")[row[0]], row[1]
+        return UriState(row[0]).name.lower().replace("_", " "), row[1]

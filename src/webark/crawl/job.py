@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import ipaddress
 import json
 import math
 import re
@@ -33,7 +34,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from webark import __version__
-from webark.core.errors import WebarkError
+from webark.core.errors import KeyedConfigError
+from webark.dedup.policy import DedupPolicy
 from webark.robots import RobotsMode
 
 __all__ = ["JOB_KEYS", "CrawlJob", "JobConfigError", "job_from_mapping", "load_job_file"]
@@ -48,6 +50,10 @@ JOB_KEYS: dict[str, str] = {
     "workers": "int >= 1: concurrent fetches (over all hosts; one per host at a time)",
     "max_uris": "int >= 1: stop after this many successful fetches, robots.txt included "
     "(Heritrix maxDocumentsDownload; null = no limit)",
+    "max_bytes": "int >= 1: stop after this many bytes downloaded (Heritrix maxBytesDownload)",
+    "max_uris_per_host": "int >= 1: successful fetches per host (its robots.txt not "
+    "counted), then its other URIs are logged -5003, Q:hostQuota (Heritrix QuotaEnforcer)",
+    "max_bytes_per_host": "int >= 1: bytes downloaded per host, then as max_uris_per_host",
     "min_delay": "seconds >= 0 between fetches to one host (Heritrix minDelay, 3)",
     "max_delay": "seconds >= min_delay (Heritrix maxDelay, 30)",
     "delay_factor": "delay = delay_factor × fetch time, clamped (Heritrix delayFactor, 5)",
@@ -63,30 +69,30 @@ JOB_KEYS: dict[str, str] = {
     "max_fetch_bytes": "bytes recorded per response, 0 = unlimited (lenTrunc beyond)",
     "warc_prefix": "WARC file name prefix (WEBARK)",
     "warc_max_size": "bytes before a WARC file is rotated (10^9)",
+    "warc_compression": "gzip (per record, default) | zstd | none",
+    "hybrid_compression": "bool, default false: already-compressed media (video, audio, "
+    "images, zip) in uncompressed .warc files beside the .warc.gz (replay seeks for ranges)",
     "dns_records": "bool, default true: record each host's lookup as a dns: URI (Heritrix)",
     "dedup": "bool: digest dedup against JOBDIR/state/dedup.sqlite (revisit records)",
     "dedup_index": "path of a dedup index shared with other jobs (e.g. the previous crawl's "
     "state/dedup.sqlite, or one from `webark dedup build`); implies dedup: true",
     "conditional_requests": "bool, default true: with dedup, send If-None-Match / "
     "If-Modified-Since from the URL's last capture; a 304 becomes a server-not-modified revisit",
+    "dedup_policy": "mapping: which captures are deduplicated: statuses, skip_mime_types, "
+    "only_mime_types, min_size, empty_payload (see webark.dedup.policy.POLICY_KEYS)",
     "scope": "mapping of scope options (see webark.crawl.scope.SCOPE_KEYS)",
 }
+
+CODECS = ("gzip", "zstd", "none")
+"""Values of ``warc_compression`` (:class:`~webark.warc.writer.WarcWriter`'s codecs)."""
 
 _EMAIL = re.compile(r"^[^@\s<>;()]+@[^@\s<>;()]+\.[^@\s<>;()]+$")
 
 
-class JobConfigError(WebarkError, ValueError):
-    """A job configuration that cannot be used.
+class JobConfigError(KeyedConfigError):
+    """A job configuration that cannot be used (every mistake found: ``problems``)."""
 
-    Attributes:
-        key: the offending key (``"min_delay"``, ``"seeds[2]"``).
-        reason: what is wrong and how to fix it.
-    """
-
-    def __init__(self, key: str, reason: str) -> None:
-        self.key = key
-        self.reason = reason
-        super().__init__(f"job config: {key}: {reason}")
+    label = "job config"
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,9 @@ class CrawlJob:
     allow_private: bool = False
     workers: int = 10
     max_uris: int | None = None
+    max_bytes: int | None = None
+    max_uris_per_host: int | None = None
+    max_bytes_per_host: int | None = None
     min_delay: float = 3.0
     max_delay: float = 30.0
     delay_factor: float = 5.0
@@ -120,11 +129,14 @@ class CrawlJob:
     max_fetch_bytes: int = 0
     warc_prefix: str = "WEBARK"
     warc_max_size: int = 10**9
+    warc_compression: str = "gzip"
+    hybrid_compression: bool = False
     dedup: bool = False
     dedup_index: Path | None = None
     conditional_requests: bool = True
     dns_records: bool = True
     scope: Mapping[str, Any] = field(default_factory=dict)
+    dedup_policy: Mapping[str, Any] = field(default_factory=dict)
 
     # -- derived -------------------------------------------------------------------
     @property
@@ -150,6 +162,10 @@ class CrawlJob:
     def robots_token(self) -> str:
         """The product token matched against robots.txt ``User-agent`` lines."""
         return "webark"
+
+    def dedup_rules(self) -> DedupPolicy:
+        """The validated ``dedup_policy`` mapping as a :class:`~webark.dedup.policy.DedupPolicy`."""
+        return DedupPolicy.from_mapping(self.dedup_policy)
 
     @property
     def dedup_path(self) -> Path:
@@ -266,16 +282,170 @@ def _check_resolve(v: Any) -> dict[str, str]:
     if v is None:
         return {}
     if isinstance(v, list | tuple):  # ["host:ip", ...] as on the command line
-        out: dict[str, str] = {}
+        pairs = []
         for i, item in enumerate(v):
             host, sep, ip = str(item).partition(":")
             if not sep or not host or not ip:
                 raise JobConfigError(f"resolve[{i}]", f"expected HOST:IP, got {item!r}")
-            out[host.lower()] = ip
-        return out
-    if not isinstance(v, Mapping):
+            pairs.append((f"resolve[{i}]", host, ip))
+    elif isinstance(v, Mapping):
+        pairs = [(f"resolve.{k}", str(k), str(ip)) for k, ip in v.items()]
+    else:
         raise JobConfigError("resolve", "expected a mapping host: ip")
-    return {str(k).lower(): str(ip) for k, ip in v.items()}
+    out: dict[str, str] = {}
+    for key, host, ip in pairs:
+        try:
+            out[host.lower()] = str(ipaddress.ip_address(ip.strip().strip("[]")))
+        except ValueError:
+            raise JobConfigError(key, f"{ip!r} is not an IPv4 or IPv6 address") from None
+    return out
+
+
+def _positive(cfg: Mapping[str, Any], key: str) -> int | None:
+    """An optional integer >= 1 (a quota): None when absent or null."""
+    if cfg.get(key) is None:
+        return None
+    n = int(_number(cfg, key, 0, integer=True))
+    if n < 1:
+        raise JobConfigError(key, "must be at least 1 (or null for no limit)")
+    return n
+
+
+def _choice(cfg: Mapping[str, Any], key: str, choices: tuple[str, ...], default: str) -> str:
+    v = cfg.get(key, default)
+    if v not in choices:
+        raise JobConfigError(key, f"expected one of {', '.join(choices)}, got {v!r}")
+    return str(v)
+
+
+class _Problems:
+    """Collects :class:`JobConfigError` s so that a job file's mistakes are all reported
+    at once (:func:`job_from_mapping`)."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, str]] = []
+
+    def check(self, fn: Any, *args: Any, default: Any = None) -> Any:
+        """``fn(*args)``, or ``default`` when it raises :class:`JobConfigError` (noted)."""
+        try:
+            return fn(*args)
+        except JobConfigError as e:
+            self.found.extend(e.problems)
+            return default
+
+    def note(self, key: str, reason: str) -> None:
+        self.found.append((key, reason))
+
+    def raise_any(self) -> None:
+        if self.found:
+            key, reason = self.found[0]
+            raise JobConfigError(key, reason, tuple(self.found))
+
+
+def _job_dir(cfg: Mapping[str, Any], base_dir: Path | None) -> Path:
+    jd = cfg.get("job_dir")
+    if not jd or not isinstance(jd, str | Path):
+        raise JobConfigError("job_dir", "a job directory is required (-o JOBDIR)")
+    job_dir = Path(jd)
+    if base_dir is not None and not job_dir.is_absolute():
+        job_dir = base_dir / job_dir
+    return job_dir
+
+
+def _delays(cfg: Mapping[str, Any]) -> tuple[float, float]:
+    min_delay = float(_number(cfg, "min_delay", 3.0))
+    max_delay = float(_number(cfg, "max_delay", max(30.0, min_delay)))
+    if min_delay > max_delay:
+        raise JobConfigError(
+            "max_delay", f"must be >= min_delay ({max_delay} < {min_delay}); raise max_delay"
+        )
+    return min_delay, max_delay
+
+
+def _workers(cfg: Mapping[str, Any]) -> int:
+    workers = int(_number(cfg, "workers", 10, integer=True))
+    if workers < 1:
+        raise JobConfigError("workers", "must be at least 1")
+    return workers
+
+
+def _robots(cfg: Mapping[str, Any]) -> str:
+    robots = cfg.get("robots", RobotsMode.OBEY.value)
+    try:
+        return RobotsMode(robots).value
+    except ValueError:
+        modes = ", ".join(m.value for m in RobotsMode)
+        raise JobConfigError("robots", f"expected one of {modes}, got {robots!r}") from None
+
+
+def _timeout(cfg: Mapping[str, Any], key: str) -> float:
+    if cfg.get(key) is not None and not _number(cfg, key, 1.0) > 0:
+        raise JobConfigError(key, "must be a positive number of seconds")
+    return float(_number(cfg, key, 20.0))
+
+
+def _scope(cfg: Mapping[str, Any], seeds: tuple[str, ...]) -> dict[str, Any]:
+    scope = cfg.get("scope") or {}
+    if not isinstance(scope, Mapping):
+        raise JobConfigError("scope", "expected a mapping of scope options")
+    from webark.crawl.scope import ScopeConfigError, build_scope
+
+    try:  # a typo in a scope key is a configuration error like any other
+        build_scope(scope, seeds)
+    except ScopeConfigError as e:
+        raise JobConfigError(f"scope.{e.key}", e.reason) from None
+    return dict(scope)
+
+
+def _dedup_policy(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    from webark.dedup.policy import DedupPolicyError
+
+    policy = cfg.get("dedup_policy") or {}
+    try:
+        DedupPolicy.from_mapping(policy)
+    except DedupPolicyError as e:
+        problems = tuple((f"dedup_policy.{k}", r) for k, r in e.problems)
+        raise JobConfigError(*problems[0], problems) from None
+    return dict(policy)
+
+
+def _prefix(cfg: Mapping[str, Any]) -> str:
+    prefix = cfg.get("warc_prefix", "WEBARK")
+    if not isinstance(prefix, str) or not prefix or "/" in prefix or "\\" in prefix:
+        raise JobConfigError("warc_prefix", f"expected a file name prefix, got {prefix!r}")
+    return prefix
+
+
+def _warc_max(cfg: Mapping[str, Any]) -> int:
+    warc_max = int(_number(cfg, "warc_max_size", 10**9, integer=True))
+    if warc_max < 1:
+        raise JobConfigError("warc_max_size", "must be a positive number of bytes")
+    return warc_max
+
+
+def _string(cfg: Mapping[str, Any], key: str) -> str | None:
+    if cfg.get(key) is not None and not isinstance(cfg.get(key), str):
+        raise JobConfigError(key, "expected a string")
+    return cfg.get(key)
+
+
+def _dedup_index(cfg: Mapping[str, Any], base_dir: Path | None) -> Path | None:
+    dedup_index = cfg.get("dedup_index")
+    if dedup_index is None:
+        return None
+    if not isinstance(dedup_index, str | Path) or not str(dedup_index):
+        raise JobConfigError("dedup_index", f"expected a file path, got {dedup_index!r}")
+    dedup_index = Path(dedup_index)
+    if base_dir is not None and not dedup_index.is_absolute():
+        dedup_index = base_dir / dedup_index
+    if not dedup_index.is_file():
+        raise JobConfigError(
+            "dedup_index",
+            f"{dedup_index} is not a file: give the state/dedup.sqlite of an earlier job "
+            "crawled with 'dedup: true', or make one with 'webark dedup build' "
+            "(a relative path is taken from the job file's folder)",
+        )
+    return dedup_index
 
 
 def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) -> CrawlJob:
@@ -286,108 +456,60 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
         base_dir: relative ``job_dir`` is taken relative to it (the job file's folder).
 
     Raises:
-        JobConfigError: unknown key (with a close match), wrong type or value.
+        JobConfigError: unknown keys (with a close match), wrong types or values: every
+            problem found, one line each (:attr:`JobConfigError.problems`).
     """
     if not isinstance(cfg, Mapping):
         raise JobConfigError("job", "the job file must hold a mapping of keys")
+    p = _Problems()
     for key in cfg:
         if key not in JOB_KEYS:
             close = difflib.get_close_matches(str(key), JOB_KEYS, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
-            raise JobConfigError(str(key), f"unknown key; {hint}known keys: {', '.join(JOB_KEYS)}")
-    seeds = _check_seeds(_strings(cfg, "seeds"))
-    contact = _check_contact(_strings(cfg, "contact"))
-    jd = cfg.get("job_dir")
-    if not jd or not isinstance(jd, str | Path):
-        raise JobConfigError("job_dir", "a job directory is required (-o JOBDIR)")
-    job_dir = Path(jd)
-    if base_dir is not None and not job_dir.is_absolute():
-        job_dir = base_dir / job_dir
-    min_delay = float(_number(cfg, "min_delay", 3.0))
-    max_delay = float(_number(cfg, "max_delay", max(30.0, min_delay)))
-    if min_delay > max_delay:
-        raise JobConfigError(
-            "max_delay", f"must be >= min_delay ({max_delay} < {min_delay}); raise max_delay"
-        )
-    workers = int(_number(cfg, "workers", 10, integer=True))
-    if workers < 1:
-        raise JobConfigError("workers", "must be at least 1")
-    max_uris = cfg.get("max_uris")
-    if max_uris is not None:
-        max_uris = int(_number(cfg, "max_uris", 0, integer=True))
-        if max_uris < 1:
-            raise JobConfigError("max_uris", "must be at least 1 (or null for no limit)")
-    robots = cfg.get("robots", RobotsMode.OBEY.value)
-    try:
-        robots = RobotsMode(robots).value
-    except ValueError:
-        modes = ", ".join(m.value for m in RobotsMode)
-        raise JobConfigError("robots", f"expected one of {modes}, got {robots!r}") from None
-    for key in ("connect_timeout", "read_timeout"):
-        if cfg.get(key) is not None and not _number(cfg, key, 1.0) > 0:
-            raise JobConfigError(key, "must be a positive number of seconds")
-    scope = cfg.get("scope") or {}
-    if not isinstance(scope, Mapping):
-        raise JobConfigError("scope", "expected a mapping of scope options")
-    from webark.crawl.scope import ScopeConfigError, build_scope
-
-    try:  # a typo in a scope key is a configuration error like any other
-        build_scope(scope, seeds)
-    except ScopeConfigError as e:
-        raise JobConfigError(f"scope.{e.key}", e.reason) from None
-    prefix = cfg.get("warc_prefix", "WEBARK")
-    if not isinstance(prefix, str) or not prefix or "/" in prefix:
-        raise JobConfigError("warc_prefix", f"expected a file name prefix, got {prefix!r}")
-    warc_max = int(_number(cfg, "warc_max_size", 10**9, integer=True))
-    if warc_max < 1:
-        raise JobConfigError("warc_max_size", "must be a positive number of bytes")
+            p.note(str(key), f"unknown key; {hint}known keys: {', '.join(JOB_KEYS)}")
+    seeds = p.check(lambda: _check_seeds(_strings(cfg, "seeds")), default=())
+    contact = p.check(lambda: _check_contact(_strings(cfg, "contact")), default=())
+    job_dir = p.check(_job_dir, cfg, base_dir, default=Path("."))
+    min_delay, max_delay = p.check(_delays, cfg, default=(3.0, 30.0))
+    values: dict[str, Any] = {
+        "workers": p.check(_workers, cfg, default=10),
+        "robots": p.check(_robots, cfg, default=RobotsMode.OBEY.value),
+        "connect_timeout": p.check(_timeout, cfg, "connect_timeout", default=20.0),
+        "read_timeout": p.check(_timeout, cfg, "read_timeout", default=20.0),
+        "scope": p.check(_scope, cfg, seeds, default={}),
+        "dedup_policy": p.check(_dedup_policy, cfg, default={}),
+        "warc_prefix": p.check(_prefix, cfg, default="WEBARK"),
+        "warc_max_size": p.check(_warc_max, cfg, default=10**9),
+        "warc_compression": p.check(_choice, cfg, "warc_compression", CODECS, "gzip",
+                                    default="gzip"),
+        "resolve": p.check(_check_resolve, cfg.get("resolve"), default={}),
+    }
     for key in ("operator", "job_name"):
-        if cfg.get(key) is not None and not isinstance(cfg.get(key), str):
-            raise JobConfigError(key, "expected a string")
-    dedup_index = cfg.get("dedup_index")
-    if dedup_index is not None:
-        if not isinstance(dedup_index, str | Path) or not str(dedup_index):
-            raise JobConfigError("dedup_index", f"expected a file path, got {dedup_index!r}")
-        dedup_index = Path(dedup_index)
-        if base_dir is not None and not dedup_index.is_absolute():
-            dedup_index = base_dir / dedup_index
-        if not dedup_index.is_file():
-            raise JobConfigError(
-                "dedup_index",
-                f"{dedup_index} is not a file: give the state/dedup.sqlite of an earlier job "
-                "crawled with 'dedup: true', or make one with 'webark dedup build' "
-                "(a relative path is taken from the job file's folder)",
-            )
+        values[key] = p.check(_string, cfg, key)
+    for key in ("max_uris", "max_bytes", "max_uris_per_host", "max_bytes_per_host"):
+        values[key] = p.check(_positive, cfg, key)
+    flags = (("allow_private", False), ("conditional_requests", True), ("dns_records", True),
+             ("hybrid_compression", False))
+    for flag, on in flags:
+        values[flag] = p.check(_bool, cfg, flag, on, default=on)
+    numbers: tuple[tuple[str, float, bool], ...] = (
+        ("delay_factor", 5.0, False), ("crawl_delay_cap", 30.0, False),
+        ("max_retries", 30, True), ("retry_delay", 900.0, False),
+        ("max_http_retries", 3, True), ("backoff_base", 120.0, False),
+        ("max_fetch_bytes", 0, True),
+    )  # fmt: skip
+    for key, start, integer in numbers:
+        n = p.check(lambda k=key, d=start, i=integer: _number(cfg, k, d, integer=i),
+                    default=start)  # fmt: skip
+        values[key] = int(n) if integer else float(n)
+    dedup_index = p.check(_dedup_index, cfg, base_dir)
+    dedup = p.check(_bool, cfg, "dedup", False, default=False)
+    p.raise_any()
     return CrawlJob(
-        seeds=seeds,
-        job_dir=job_dir,
-        contact=contact,
-        operator=cfg.get("operator"),
-        job_name=cfg.get("job_name"),
-        allow_private=_bool(cfg, "allow_private", False),
-        workers=workers,
-        max_uris=max_uris,
-        min_delay=min_delay,
-        max_delay=max_delay,
-        delay_factor=float(_number(cfg, "delay_factor", 5.0)),
-        crawl_delay_cap=float(_number(cfg, "crawl_delay_cap", 30.0)),
-        max_retries=int(_number(cfg, "max_retries", 30, integer=True)),
-        retry_delay=float(_number(cfg, "retry_delay", 900.0)),
-        max_http_retries=int(_number(cfg, "max_http_retries", 3, integer=True)),
-        backoff_base=float(_number(cfg, "backoff_base", 120.0)),
-        robots=robots,
-        resolve=_check_resolve(cfg.get("resolve")),
-        connect_timeout=float(_number(cfg, "connect_timeout", 20.0)),
-        read_timeout=float(_number(cfg, "read_timeout", 20.0)),
-        max_fetch_bytes=int(_number(cfg, "max_fetch_bytes", 0, integer=True)),
-        warc_prefix=prefix,
-        warc_max_size=warc_max,
-        dedup=_bool(cfg, "dedup", False) or dedup_index is not None,
-        dedup_index=dedup_index,
-        conditional_requests=_bool(cfg, "conditional_requests", True),
-        dns_records=_bool(cfg, "dns_records", True),
-        scope=dict(scope),
-    )
+        seeds=seeds, job_dir=job_dir, contact=contact, min_delay=min_delay,
+        max_delay=max_delay, dedup=dedup or dedup_index is not None, dedup_index=dedup_index,
+        **values,
+    )  # fmt: skip
 
 
 def load_job_file(path: str | Path) -> dict[str, Any]:

@@ -211,12 +211,13 @@ class FrontierSummaryReport:
 
 
 _PROCESSOR_FUNCTIONS = {
-    "preconditions": "dns: lookup and robots.txt prerequisites, robots exclusion",
-    "fetchHttp": "fetch HTTP(S) URIs",
+    "preconditions": "scheme check; dns: lookup and robots.txt prerequisites, robots exclusion",
+    "fetchHttp": "fetch HTTP(S) URIs (conditional on recrawl); after-fetch decide rules",
     "extractors": "link extraction (HTTP headers, HTML, CSS, JS, sitemaps, feeds)",
-    "warcWriter": "dedup lookup; response/revisit, request and metadata records",
-    "candidates": "scope decisions on outlinks; frontier adds",
-    "disposition": "crawl.log line; politeness delay of the queue",
+    "warcWriter": "capture back end: dedup decision, response/revisit, request and "
+    "metadata records, dedup index",
+    "candidates": "scope decisions on outlinks; frontier adds; quota-blocked URIs logged",
+    "disposition": "crawl.log line (unless retried); politeness delay of the queue",
 }
 
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
 from webark.crawl.curi import CrawlURI
-from webark.crawl.frontier import FrontierStats
+from webark.crawl.frontier import FrontierStats, anchored_clock
 from webark.url import InvalidURLError, cdx_key
 
 __all__ = [
@@ -46,10 +46,12 @@ STAGES: tuple[str, ...] = (
     "candidates",
     "disposition",
 )
-"""The stages a worker goes through for one URI, named after Heritrix 3's processors
-(``preconditions`` covers the ``dns:`` lookup and robots.txt; ``warcWriter`` the dedup
-lookup and the WARC records; ``candidates`` the scope checks and frontier adds;
-``disposition`` the crawl.log line and the politeness delay)."""
+"""The processors of the crawler's chains, in order (:mod:`webark.crawl.chains`; a test
+holds the two equal), named after Heritrix 3's: ``preconditions`` covers the scheme, the
+``dns:`` lookup and robots.txt; ``fetchHttp`` the fetch and the after-fetch decide rules;
+``warcWriter`` the capture back end (dedup lookup, WARC records, index update);
+``candidates`` the scope checks and frontier adds; ``disposition`` the crawl.log line
+and the politeness delay."""
 
 DEDUP_KINDS: tuple[str, ...] = (
     "exact-url",
@@ -200,6 +202,12 @@ class WorkerBoard:
         done outside a worker's slot (the controller's pipelined processing after the
         worker has moved on); no time is attributed."""
         self._handled[name] = self._handled.get(name, 0) + 1
+        if items:
+            self._items[name] = self._items.get(name, 0) + items
+
+    def add_items(self, name: str, items: int) -> None:
+        """Count ``items`` more handled in stage ``name`` (the outlinks ``candidates``
+        checked)."""
         if items:
             self._items[name] = self._items.get(name, 0) + items
 
@@ -365,6 +373,19 @@ class CrawlStats:
     not_modified_bytes: int = 0
     board: WorkerBoard = field(default_factory=WorkerBoard)
     _revisit_kinds: dict[str, str] = field(default_factory=dict)
+    clock: Callable[[], float] | None = None
+    """The crawl's clock (wall-clock seconds that advance with the monotonic clock:
+    :func:`~webark.crawl.frontier.anchored_clock`, the frontier's too), for ``now`` and
+    ``ended``: a wall-clock step during the crawl changes no duration nor rate."""
+
+    def __post_init__(self) -> None:
+        if self.clock is None:
+            self.clock = anchored_clock()
+
+    def now(self) -> float:
+        """The crawl clock's time (see :attr:`clock`)."""
+        assert self.clock is not None
+        return self.clock()
 
     def note_revisit(self, uri: str, original_uri: str) -> None:
         """The capture of ``uri`` is about to be written as a revisit of
@@ -452,7 +473,7 @@ class CrawlStats:
         return StatsSnapshot(
             job_name=self.job_name,
             started=self.started,
-            now=time.time() if now is None else now,
+            now=self.now() if now is None else now,
             ended=self.ended,
             processed=self.processed,
             succeeded=self.succeeded,

@@ -4,8 +4,11 @@ DESIGN.md "Revisit records": dedup prefers an **exact-URL original** (same canon
 key, same payload digest) and falls back to a **digest-only (URL-agnostic) original**
 (any URL, same payload digest). This package holds:
 
-* :class:`DedupIndex` — the extension point (a ``typing.Protocol`` of three methods):
-  :meth:`~DedupIndex.lookup`, :meth:`~DedupIndex.add`, :meth:`~DedupIndex.last_capture`;
+* :class:`DedupIndex` — the extension point for originals (a ``typing.Protocol`` of two
+  methods): :meth:`~DedupIndex.lookup`, :meth:`~DedupIndex.add`;
+* :class:`FetchHistory` — the last capture of each URL (Heritrix's fetch history, for
+  conditional requests and ``server-not-modified`` revisits): :meth:`~FetchHistory.last_capture`,
+  :meth:`~FetchHistory.note_capture`;
 * :class:`DedupHit` and :class:`LastCapture` — what lookups return;
 * :mod:`webark.dedup.sqlite_dedup` — the embedded SQLite (WAL) implementation,
   :func:`webark.dedup.sqlite_dedup.open_index`;
@@ -32,7 +35,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from webark.warc.builders import Original
 
-__all__ = ["DedupHit", "DedupIndex", "HitKind", "LastCapture", "Original"]
+__all__ = ["DedupHit", "DedupIndex", "FetchHistory", "HitKind", "LastCapture", "Original"]
 
 HitKind = Literal["exact-url", "canonical-url", "digest-only"]
 
@@ -130,9 +133,36 @@ class DedupIndex(Protocol):
         """Record an original: ``url`` as captured, its payload ``digest``, its capture
         ``date`` (W3C-DTF, e.g. ``2014-01-27T17:12:00Z``), and where it is stored
         (WARC-Record-ID, file name, byte offset as stored). ``etag`` and
-        ``last_modified`` are response headers kept for :meth:`last_capture`."""
+        ``last_modified`` are response headers kept for
+        :meth:`FetchHistory.last_capture`."""
         ...
+
+    # (the last capture of a URL is :class:`FetchHistory`'s; the SQLite index is both)
+
+
+@runtime_checkable
+class FetchHistory(Protocol):
+    """The most recent capture of each URL (Heritrix ``FetchHistoryProcessor`` /
+    ``PersistLoadProcessor``): what a recrawl sends as ``If-None-Match`` /
+    ``If-Modified-Since``, and which capture a ``304`` revisit refers to.
+
+    :meth:`DedupIndex.add` of an original also makes it its URL's last capture.
+    """
 
     def last_capture(self, url: str) -> LastCapture | None:
         """The most recent capture added for ``url``'s canonical key, or None."""
+        ...
+
+    def note_capture(
+        self,
+        url: str,
+        digest: str,
+        date: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> None:
+        """Record a capture of ``url`` that is not an original (a revisit: payload
+        ``digest`` as its original's, capture ``date`` W3C-DTF, the validators it was
+        answered with) as the URL's last capture."""
         ...

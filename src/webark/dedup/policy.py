@@ -23,14 +23,31 @@ filters what ``webark dedup build`` puts in an index
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from webark.core.digests import EMPTY_SHA1, Digest
-from webark.core.errors import DigestError
+from webark.core.errors import DigestError, KeyedConfigError
 from webark.dedup import DedupHit, DedupIndex
 
 Action = Literal["lookup", "store", "revisit-without-original"]
+
+POLICY_KEYS: dict[str, str] = {
+    "statuses": "list of HTTP statuses that may be deduplicated (default [200])",
+    "skip_mime_types": "list of MIME types never deduplicated: 'text/html', or a whole "
+    "type 'video/' / 'video/*'",
+    "only_mime_types": "list: only these MIME types are deduplicated (same syntax)",
+    "min_size": "bytes: smaller payloads are stored in full (default 0)",
+    "empty_payload": "'store' (default: a 0-byte body is written in full) or 'revisit'",
+}
+"""The keys of a ``dedup_policy:`` mapping (job file; the proxy's per-request policy)."""
+
+
+class DedupPolicyError(KeyedConfigError):
+    """A dedup policy mapping that cannot be used (every mistake found: ``problems``)."""
+
+    label = "dedup_policy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +120,63 @@ class DedupPolicy:
     only_mime_types: tuple[str, ...] | None = None
     min_size: int = 0
     empty_payload: Literal["store", "revisit"] = "store"
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> DedupPolicy:
+        """A policy from plain data (a job file's ``dedup_policy:``; keys
+        :data:`POLICY_KEYS`; missing keys keep their defaults).
+
+        Raises:
+            DedupPolicyError: an unknown key, a value of the wrong type or range — every
+                problem found, one per line of the message, the first in ``key``.
+        """
+        if cfg is None:
+            return cls()
+        if not isinstance(cfg, Mapping):
+            raise DedupPolicyError("dedup_policy", "expected a mapping of "
+                                   + ", ".join(POLICY_KEYS))  # fmt: skip
+        problems: list[tuple[str, str]] = []
+        for key in cfg:
+            if key not in POLICY_KEYS:
+                problems.append((str(key), f"unknown key; known keys: {', '.join(POLICY_KEYS)}"))
+        values: dict[str, Any] = {}
+        statuses = cfg.get("statuses")
+        if statuses is not None:
+            if not isinstance(statuses, list | tuple):
+                problems.append(("statuses", f"expected a list of statuses, got {statuses!r}"))
+            else:
+                for i, s in enumerate(statuses):
+                    if isinstance(s, bool) or not isinstance(s, int) or not 100 <= s <= 599:
+                        problems.append((f"statuses[{i}]", f"not an HTTP status: {s!r}"))
+                values["statuses"] = frozenset(s for s in statuses if isinstance(s, int))
+        for key in ("skip_mime_types", "only_mime_types"):
+            v = cfg.get(key)
+            if v is None:
+                continue
+            if isinstance(v, str):
+                v = [v]
+            if not isinstance(v, list | tuple) or not all(
+                isinstance(m, str) and "/" in m for m in v
+            ):
+                problems.append((key, f"expected a list of MIME types ('image/png', "
+                                      f"'video/*'), got {v!r}"))  # fmt: skip
+            else:
+                values[key] = tuple(m.strip().lower() for m in v)
+        size = cfg.get("min_size")
+        if size is not None:
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                problems.append(("min_size", f"expected bytes >= 0, got {size!r}"))
+            else:
+                values["min_size"] = size
+        empty = cfg.get("empty_payload")
+        if empty is not None:
+            if empty not in ("store", "revisit"):
+                problems.append(("empty_payload", f"expected 'store' or 'revisit', got {empty!r}"))
+            else:
+                values["empty_payload"] = empty
+        if problems:
+            raise DedupPolicyError(*problems[0], tuple(problems))
+        return cls(**values)
 
     def decide(
         self,

@@ -191,7 +191,8 @@ def _first_two(row: tuple[object, ...]) -> Any:
 
 
 class SqliteDedupIndex:
-    """A :class:`~webark.dedup.DedupIndex` in one SQLite file. Use :func:`open_index`.
+    """A :class:`~webark.dedup.DedupIndex` and :class:`~webark.dedup.FetchHistory` in one
+    SQLite file. Use :func:`open_index`.
 
     Args:
         path: the database file (created with its schema when missing); ``":memory:"``
@@ -421,8 +422,9 @@ class SqliteDedupIndex:
         etag: str | None = None,
         last_modified: str | None = None,
     ) -> None:
-        """Update only the last capture of ``url`` (e.g. after writing a revisit, which is
-        not an original but is the URL's newest capture)."""
+        """See :meth:`webark.dedup.FetchHistory.note_capture`: update only the last
+        capture of ``url`` (e.g. after writing a revisit, which is not an original but is
+        the URL's newest capture)."""
         dig = digest_bytes(digest)
         ts = date_micros(date)
         self._begin()
@@ -435,7 +437,7 @@ class SqliteDedupIndex:
             self.flush()
 
     def last_capture(self, url: str) -> LastCapture | None:
-        """See :meth:`webark.dedup.DedupIndex.last_capture`."""
+        """See :meth:`webark.dedup.FetchHistory.last_capture`."""
         row = self._db.execute(
             "SELECT url, digest, date, ts, etag, last_modified FROM last WHERE urlkey = ?",
             (url_key(url),),

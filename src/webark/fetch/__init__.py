@@ -35,10 +35,9 @@ from webark.fetch.dns import (
     address_class,
     refusal,
 )
-from webark.fetch.exchange import Exchange, Truncation
+from webark.fetch.exchange import Exchange, Truncation, exchange_records
 from webark.fetch.fetcher import Fetcher, HttpFetcher, unverified_context
 from webark.fetch.limits import FetchLimits
-from webark.fetch.records import exchange_records
 
 __all__ = [
     "S_BLOCKED_BY_USER",

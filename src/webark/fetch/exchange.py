@@ -1,16 +1,24 @@
 """The result of one HTTP fetch: :class:`Exchange`, with the exact bytes sent and
-received, what was parsed from them, timing, truncation and failure."""
+received, what was parsed from them, timing, truncation and failure; and its WARC
+records (:func:`exchange_records`, the one place they are built).
+
+The records of one capture (DESIGN.md "Formats → WARC"): ``response`` (or ``revisit``)
+then ``request`` (``WARC-Concurrent-To`` the first) then ``metadata`` when given, all
+with the fetch start as WARC-Date and the server address as WARC-IP-Address. A
+truncated capture gets ``WARC-Truncated: length`` or ``time`` on its response record.
+The metadata record gets ``fetchTimeMs`` from the exchange unless the caller set it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from webark.fetch.codes import FetchFailure
-from webark.fetch.records import exchange_records
+from webark.fetch.codes import FetchError, FetchFailure
 from webark.warc.builders import MetadataFields, Original, RecordBuilder
 from webark.warc.record import Block, WarcRecord
 
@@ -136,12 +144,89 @@ class Exchange:
         original: Original | None = None,
         *,
         extra_fields: Sequence[tuple[str, str]] = (),
+        payload_checked: bool = False,
     ) -> tuple[WarcRecord, ...]:
-        """The WARC records of this capture (see :func:`webark.fetch.records.exchange_records`):
-        response — or revisit when ``original`` is given —, request, then metadata.
+        """The WARC records of this capture (see :func:`exchange_records`): response —
+        or revisit when ``original`` is given —, request, then metadata.
 
         Raises:
             FetchError: the fetch failed (no response to record).
             InvalidRecordError: as :meth:`RecordBuilder.revisit`.
         """
-        return exchange_records(self, builder, metadata, original, extra_fields=extra_fields)
+        return exchange_records(self, builder, metadata, original, extra_fields=extra_fields,
+                                payload_checked=payload_checked)  # fmt: skip
+
+
+def exchange_records(
+    exchange: Exchange,
+    builder: RecordBuilder,
+    metadata: MetadataFields | None = None,
+    original: Original | None = None,
+    *,
+    extra_fields: Sequence[tuple[str, str]] = (),
+    payload_checked: bool = False,
+) -> tuple[WarcRecord, ...]:
+    """Records of one capture, ready for one ``WarcWriter.write(*records)`` call.
+
+    Args:
+        exchange: a successful fetch (``exchange.ok``).
+        builder: the writer's builder (version, digest algorithm, record ids).
+        metadata: crawl metadata (via, hopsFromSeed, outlinks …) for a metadata record;
+            ``fetch_time_ms`` is filled from ``exchange.duration_ms`` when None.
+        original: the earlier capture this one duplicates: a revisit record is written
+            instead of the response (profile ``server-not-modified`` for a 304,
+            ``identical-payload-digest`` otherwise), its block the response head only.
+        extra_fields: extension fields for the response/revisit and request records.
+        payload_checked: the caller has checked that the payload is the original's under
+            another reading of its digest than the builder's (a chunked body digested
+            with its chunk framing, as wget writes it): the revisit is built from the
+            response head alone and carries ``original.payload_digest``.
+
+    Raises:
+        FetchError: the exchange failed: Heritrix writes no records for negative
+            statuses, and there is no response to write.
+        InvalidRecordError: as :meth:`RecordBuilder.revisit` (e.g. a payload that is not
+            identical to the original's).
+    """
+    if exchange.error is not None:
+        raise FetchError(f"no WARC records for failed fetch of {exchange.url}: {exchange.error}")
+    when = exchange.started
+    ip = exchange.ip_address
+    if original is None:
+        first = builder.response(
+            exchange.url,
+            exchange.response,
+            date=when,
+            ip_address=ip,
+            truncated=exchange.truncated,
+            extra_fields=extra_fields,
+        )
+    else:
+        block = exchange.response
+        if payload_checked:
+            block = Block(block.head(exchange.head_length))
+        first = builder.revisit(
+            exchange.url,
+            block,
+            original,
+            date=when,
+            ip_address=ip,
+            extra_fields=extra_fields,
+        )
+    link = [first.record_id or ""]
+    out = [
+        first,
+        builder.request(
+            exchange.url,
+            exchange.request,
+            date=when,
+            ip_address=ip,
+            concurrent_to=link,
+            extra_fields=extra_fields,
+        ),
+    ]
+    if metadata is not None:
+        if metadata.fetch_time_ms is None:
+            metadata = dataclasses.replace(metadata, fetch_time_ms=exchange.duration_ms)
+        out.append(builder.metadata(exchange.url, metadata, date=when, concurrent_to=link))
+    return tuple(out)

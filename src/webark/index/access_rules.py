@@ -47,7 +47,7 @@ from typing import Literal
 import yaml
 
 from webark.cdx.line import CdxLine
-from webark.core.errors import WebarkError
+from webark.core.errors import ConfigError
 from webark.core.timestamps import from_timestamp14, parse_w3c_date, to_timestamp14
 from webark.index.source import pad_from, pad_to
 from webark.url import SurtPrefixSet, candidate_surts, to_scope_surt
@@ -63,7 +63,7 @@ _DURATION = re.compile(
 _PARTIAL_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
 
-class AccessRulesError(WebarkError, ValueError):
+class AccessRulesError(ConfigError):
     """A rules file that cannot be used: not YAML, not a list of rules, or a bad value;
     the message names the file, the rule (counting from 1) and the key."""
 

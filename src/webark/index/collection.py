@@ -74,7 +74,7 @@ from typing import Any, Literal, get_args
 
 from webark.cdx.indexer import FileIndex, IndexOptions
 from webark.cdx.line import CdxLine
-from webark.core.errors import WebarkError
+from webark.core.errors import StorageError
 from webark.index.locations import LocationResolver, Locator, PathIndex, PrefixLocator
 from webark.index.merge import MergedSource
 from webark.index.sorted_file import (
@@ -99,7 +99,7 @@ LAYOUT_VERSION = 1
 Progress = Callable[[str, int, int], None]
 
 
-class CollectionError(WebarkError):
+class CollectionError(StorageError):
     """A collection operation that cannot be done (no collection there, bad
     configuration, a name clash between two different WARCs, …)."""
 

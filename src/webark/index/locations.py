@@ -25,10 +25,11 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
+from webark.core.errors import StorageError
 from webark.index.sorted_file import SortedLines, atomic_write_lines
 
 
-class WarcNotFound(LookupError):
+class WarcNotFound(StorageError, LookupError):
     """No locator knows where the WARC is (or none of its locations exists). The
     replay app answers 404/503 with the file name; the index line itself is fine."""
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from webark.cdx.line import CdxLine
-from webark.core.errors import FormatError
+from webark.core.errors import FormatError, StorageError
 from webark.index.record_loader import RecordLoader
 from webark.index.revisits import RevisitResolver, is_empty_payload_digest, revisit_digest
 from webark.url import InvalidURLError, cdx_key, join
@@ -42,7 +42,7 @@ from webark.warc.record import WarcRecord
 _READ = 1 << 16  # bytes per read of payload ranges
 
 
-class UnresolvedRevisit(LookupError):
+class UnresolvedRevisit(StorageError, LookupError):
     """A revisit whose original cannot be found (or loaded) and whose payload digest is
     not the empty-payload digest. The message names the revisit's URL, timestamp,
     digest, file and offset."""

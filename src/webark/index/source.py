@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from webark.cdx.line import CdxLine
+from webark.core.errors import StorageError
 
 MatchType = Literal["exact", "prefix", "host", "domain", "range"]
 
@@ -33,7 +34,7 @@ class KeyRange:
     to_ts: str | None = None
 
 
-class IndexUnavailable(Exception):
+class IndexUnavailable(StorageError):
     """The index backend cannot answer (file missing, database locked or corrupt): the
     resolution API answers 503, never an empty 200."""
 

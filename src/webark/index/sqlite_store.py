@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from webark.cdx.line import CdxLine
+from webark.core.errors import StorageError
 from webark.index.source import IndexUnavailable, KeyRange, digest_key, in_time
 
 SCHEMA_VERSION = 1
@@ -87,7 +88,7 @@ _INSERT = (
 )
 
 
-class AlreadyIndexed(Exception):
+class AlreadyIndexed(StorageError):
     """:meth:`SqliteStore.add_file` of a file name that is already indexed (pass
     ``replace=True`` to re-index it)."""
 

@@ -32,6 +32,8 @@ import hashlib
 import re
 from urllib.parse import unquote_to_bytes, urlsplit
 
+from webark.core.errors import WebarkError
+
 MAX_COMPONENT = 200
 """Bytes (UTF-8) per file-name component (most file systems allow 255; the rest is room
 for ``~N`` collision and ``.TIMESTAMP`` suffixes)."""
@@ -51,7 +53,7 @@ _WINDOWS_DEVICES = frozenset(
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
 
-class UnsupportedUrl(ValueError):
+class UnsupportedUrl(WebarkError, ValueError):
     """A URL that has no place in the tree (no host, or a scheme outside
     :data:`SCHEMES` such as ``dns:`` or ``urn:``)."""
 

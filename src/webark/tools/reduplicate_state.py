@@ -22,14 +22,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from webark.core.errors import WebarkError
+from webark.core.errors import StorageError
 
 STATE_NAME = "reduplicate-state.json"
 STATE_FORMAT = 1
 OUTPUT_INFIX = "-redup-"
 
 
-class StateError(WebarkError):
+class StateError(StorageError):
     """The state file is unreadable, of another format, or of another collection."""
 
 

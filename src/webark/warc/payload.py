@@ -21,6 +21,8 @@ from typing import Final
 
 import brotli
 
+from webark.core.errors import FormatError, WebarkError
+
 MAX_DECODED_BYTES: Final = 20 * 1024 * 1024
 """Default limit (bytes) of a decoded body: 20 MiB, the crawler's extraction limit and
 the replay server's default for bodies it rewrites (``webark serve --decode-limit``)."""
@@ -31,7 +33,7 @@ _UNLIMITED: Final = sys.maxsize // 4
 """The limit of :func:`decode_content` without one (fits a decompressor's max_length)."""
 
 
-class ChunkError(ValueError):
+class ChunkError(FormatError, ValueError):
     """The body does not follow the chunked framing."""
 
 
@@ -85,7 +87,7 @@ def iter_chunks(body: bytes) -> Iterator[bytes]:
             pos += 1
 
 
-class DecodedTooLarge(ValueError):
+class DecodedTooLarge(WebarkError, ValueError):
     """A content-coded body decodes to more bytes than the limit it was decoded under
     (a decompression bomb, or simply a very large body).
 

@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Literal, cast
 from urllib.parse import quote_plus
 
+from webark.core.errors import RequestError
 from webark.index.filters import FIELDS, CdxFilter, Collapse, canonical_field
 from webark.index.source import KeyRange, MatchType, key_range, pad_from, pad_to, resolve_match
 
@@ -55,7 +56,7 @@ _TRUE = ("true", "1")
 _FALSE = ("false", "0")
 
 
-class ParamError(ValueError):
+class ParamError(RequestError):
     """A bad query parameter (answered with 400).
 
     Attributes:

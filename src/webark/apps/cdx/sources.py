@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Protocol
 
 from webark.cdx.line import CdxLine
+from webark.core.errors import RequestError
 from webark.index.collection import Collection, CollectionConfig, CollectionError
 from webark.index.merge import MergedSource
 from webark.index.sorted_file import SortedCdxFile
@@ -51,7 +52,7 @@ RawScan = Callable[[KeyRange, bool], Iterator[bytes]]
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
 
 
-class UnknownCollection(KeyError):
+class UnknownCollection(RequestError, KeyError):
     """No collection of that name (answered with 404)."""
 
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from email.utils import formatdate, parsedate_to_datetime
 
 from webark.apps.replay.paths import archival_url, url_for_path
+from webark.core.errors import RequestError
 from webark.core.timestamps import from_timestamp14, to_timestamp14
 
 _RFC1123 = re.compile(
@@ -32,7 +33,7 @@ _RFC1123 = re.compile(
 _YEAR = re.compile(r"\s(\d{4})\s")
 
 
-class BadAcceptDatetime(ValueError):
+class BadAcceptDatetime(RequestError):
     """``Accept-Datetime`` is not an RFC 1123 date (the TimeGate answers 400)."""
 
 

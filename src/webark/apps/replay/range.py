@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+from webark.core.errors import RequestError
+
 _SPEC = re.compile(r"^[ \t]*([0-9]*)[ \t]*-[ \t]*([0-9]*)[ \t]*$")
 
 
@@ -47,7 +49,7 @@ class ByteRange:
         return f"bytes {self.start}-{self.end}/{self.total}"
 
 
-class Unsatisfiable(ValueError):
+class Unsatisfiable(RequestError):
     """The range cannot be served (answer 416 with :meth:`content_range`)."""
 
     def __init__(self, total: int):

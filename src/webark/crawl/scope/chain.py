@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from webark.core.errors import WebarkError
+from webark.core.errors import KeyedConfigError
 from webark.crawl.curi import CrawlURI
 from webark.crawl.scope.rules import (
     DEFAULT_SCHEMES,
@@ -54,19 +54,11 @@ __all__ = [
 ]
 
 
-class ScopeConfigError(WebarkError, ValueError):
-    """A scope configuration that cannot be used.
+class ScopeConfigError(KeyedConfigError):
+    """A scope configuration that cannot be used: ``key`` with a list index when it is
+    about one entry (``"reject_regex[2]"``), or ``"seeds[0]"``."""
 
-    Attributes:
-        key: the offending key, with a list index when it is about one entry
-            (``"reject_regex[2]"``), or ``"seeds[0]"``.
-        reason: what is wrong and how to fix it.
-    """
-
-    def __init__(self, key: str, reason: str) -> None:
-        self.key = key
-        self.reason = reason
-        super().__init__(f"scope: {key}: {reason}")
+    label = "scope"
 
 
 def _rule_name(rule: object) -> str:
@@ -134,20 +126,25 @@ class DecideRuleSequence:
                 r = after_fetch(curi, fetched[0], fetched[1])
             else:
                 r = rule.decide(curi)
-            if r is Decision.NONE:
-                continue
-            if r is Decision.ACCEPT:
-                self._accepted[i] += 1
-            else:
-                self._rejected[i] += 1
-            result = r
-            decisive = i
-        if decisive >= 0:
-            if result is Decision.ACCEPT:
-                self._won_accept[decisive] += 1
-            else:
-                self._won_reject[decisive] += 1
+            if r is not Decision.NONE:
+                self._count(i, r)
+                result, decisive = r, i
+        self._count_won(decisive, result)
         return result, decisive
+
+    def _count(self, i: int, r: Decision) -> None:
+        if r is Decision.ACCEPT:
+            self._accepted[i] += 1
+        else:
+            self._rejected[i] += 1
+
+    def _count_won(self, decisive: int, result: Decision) -> None:
+        if decisive < 0:
+            return
+        if result is Decision.ACCEPT:
+            self._won_accept[decisive] += 1
+        else:
+            self._won_reject[decisive] += 1
 
     def decide(self, curi: CrawlURI) -> Decision:
         """The decision for a candidate URI (before any fetch)."""
@@ -167,6 +164,33 @@ class DecideRuleSequence:
         result, _ = self._run(curi, (mime, status))
         self._fetched_results[result] += 1
         return result
+
+    @property
+    def has_fetch_rules(self) -> bool:
+        """True when some rule decides on the fetched response (content type, status)."""
+        return any(f is not None for f in self._fetched)
+
+    def after_fetch(self, curi: CrawlURI, mime: str | None, status: int
+                    ) -> tuple[Decision, str | None]:  # fmt: skip
+        """The verdict of the after-fetch rules alone (those that implement
+        ``decide_fetched``: ``reject_content_types``, ``reject_status``) on a fetched
+        URI, and the name of the rule that gave it: NONE when none of them has an
+        opinion. The crawler applies it right after the fetch; the rest of the scope
+        was applied when the URI was a candidate (a seed, which no scope rule may
+        reject, is judged by these rules only)."""
+        result = Decision.NONE
+        decisive = -1
+        for i, after_fetch in enumerate(self._fetched):
+            if after_fetch is None:
+                continue
+            self._evaluated[i] += 1
+            r = after_fetch(curi, mime, status)
+            if r is not Decision.NONE:
+                self._count(i, r)
+                result, decisive = r, i
+        self._count_won(decisive, result)
+        self._fetched_results[result] += 1
+        return result, (self.names[decisive] if decisive >= 0 else None)
 
     def accepts(self, curi: CrawlURI) -> bool:
         """True if :meth:`decide` answers ACCEPT."""

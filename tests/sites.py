@@ -1,4 +1,6 @@
-"""A tiny threaded web server for crawler tests, on 127.0.0.x, with an access log.
+"""A tiny threaded web server for crawler and capture tests, on 127.0.0.x, with an
+access log. A page with a ``Transfer-Encoding: chunked`` header is sent as given (its
+body already chunk-framed: :func:`chunked`).
 
 Every request is recorded with its server-side start and end times
 (``time.monotonic()``), so tests can prove politeness: no two requests to one host at
@@ -91,7 +93,8 @@ class TestSite:
                 self.send_response(status)
                 for name, value in headers:
                     self.send_header(name, value)
-                if status != 304:
+                chunked = any(n.lower() == "transfer-encoding" for n, _ in headers)
+                if status != 304 and not chunked:  # a chunked body comes framed already
                     self.send_header("Content-Length", str(len(body)))
                 # "end" is taken before the response leaves: the client cannot have it
                 # earlier, so start(next) - end never understates the client's pause
@@ -149,6 +152,13 @@ PNG = (("Content-Type", "image/png"),)
 CSS = (("Content-Type", "text/css"),)
 TEXT = (("Content-Type", "text/plain"),)
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+
+
+def chunked(body: bytes, size: int = 100) -> bytes:
+    """``body`` in HTTP/1.1 chunked framing (RFC 9112 §7.1), ``size`` bytes a chunk."""
+    out = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size])
+                   for i in range(0, len(body), size))
+    return out + b"0\r\n\r\n"
 
 
 def html(body: str) -> bytes:

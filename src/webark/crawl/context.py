@@ -1,0 +1,127 @@
+"""What the processors of one crawl share: :class:`CrawlContext`, and how its parts are
+made from the job (:func:`frontier_config`, :func:`capture_config`, :func:`http_fetcher`).
+
+The controller creates the context and owns its lifecycle; processors read it at each
+call (never copy a field), so that what the control API changes while the crawl runs
+(the scope after added seeds, the politeness settings) takes effect at the next URI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from webark.capture import CaptureConfig, CaptureMeta, SeriesConfig, WarcCaptureBackend
+from webark.crawl.curi import CrawlURI
+from webark.crawl.frontier import Frontier, FrontierConfig
+from webark.crawl.job import CrawlJob
+from webark.crawl.scope import DecideRuleSequence
+from webark.crawl.stats import CrawlStats
+from webark.crawllog import CrawlLogLine
+from webark.fetch import FetchLimits, HttpFetcher
+from webark.robots import RobotsMode
+from webark.warc.builders import WarcinfoFields
+
+__all__ = ["CrawlContext", "capture_config", "capture_meta", "frontier_config", "http_fetcher"]
+
+
+def frontier_config(job: CrawlJob) -> FrontierConfig:
+    """The frontier settings of ``job``: politeness, retries, quotas (per host: the
+    queue key is the host)."""
+    return FrontierConfig(
+        delay_factor=job.delay_factor, min_delay=job.min_delay, max_delay=job.max_delay,
+        crawl_delay_cap=job.crawl_delay_cap, max_retries=job.max_retries,
+        retry_delay=job.retry_delay, max_http_retries=job.max_http_retries,
+        backoff_base=job.backoff_base, backoff_max=max(job.backoff_base, 3600.0),
+        max_uris=job.max_uris, max_bytes=job.max_bytes,
+        max_uris_per_queue=job.max_uris_per_host, max_bytes_per_queue=job.max_bytes_per_host,
+    )  # fmt: skip
+
+
+def capture_config(job: CrawlJob, job_name: str) -> CaptureConfig:
+    """The capture back end of ``job``: its WARCs, crawl.log and dedup settings."""
+    return CaptureConfig(
+        series=SeriesConfig(
+            job.warcs_dir, prefix=job.warc_prefix, max_size=job.warc_max_size,
+            compression=job.warc_compression,  # type: ignore[arg-type]
+            hybrid=job.hybrid_compression,
+            warcinfo=WarcinfoFields.for_this_host(
+                operator=job.operator or "; ".join(job.contact),
+                http_header_user_agent=job.user_agent, robots=RobotsMode(job.robots).value,
+                is_part_of=job_name,
+            ),
+        ),
+        crawl_log=job.logs_dir / "crawl.log",
+        dedup_index=job.dedup_path if job.dedup else None,
+        dedup_policy=job.dedup_rules(),
+        conditional_requests=job.conditional_requests,
+        original_dirs=(job.dedup_path.parent.parent / "warcs",),
+    )  # fmt: skip
+
+
+def http_fetcher(job: CrawlJob) -> HttpFetcher:
+    """The HTTP fetcher of ``job`` (User-Agent and ``From`` with the operator's contact,
+    timeouts, size limit, ``resolve`` overrides, the private-address guard)."""
+    headers = [("From", job.contact_email)] if job.contact_email else []
+    return HttpFetcher(
+        job.user_agent,
+        limits=FetchLimits(connect_timeout=job.connect_timeout, read_timeout=job.read_timeout,
+                           max_size=job.max_fetch_bytes),
+        resolve=dict(job.resolve) or None, allow_private=job.allow_private,
+        default_headers=headers,
+    )  # fmt: skip
+
+
+def capture_meta(curi: CrawlURI, worker: int, outlinks: tuple[str, ...] = ()) -> CaptureMeta:
+    """The :class:`~webark.capture.CaptureMeta` of a capture of ``curi`` by worker
+    ``worker``: its hop path, via and source tag, and its outlink lines."""
+    return CaptureMeta(via=curi.via, hop_path=curi.hops, source_tag=curi.source,
+                       worker=worker, outlinks=outlinks)  # fmt: skip
+
+
+@dataclass
+class CrawlContext:
+    """The state of one running crawl that processors use.
+
+    Attributes:
+        job: the job (replaced by the control API when seeds or delays change).
+        frontier_config: politeness, retry and quota settings.
+        scope: the decide-rule sequence candidates go through.
+        stats: the crawl's statistics.
+        fetcher: the HTTP fetcher (set before the crawl starts).
+        frontier: the frontier (set when the crawl opens).
+        backend: the capture back end (set when the crawl opens).
+        disk_full: set once a write failed for lack of space; nothing more is written.
+    """
+
+    job: CrawlJob
+    frontier_config: FrontierConfig
+    scope: DecideRuleSequence
+    stats: CrawlStats
+    fetcher: HttpFetcher | None = None
+    frontier: Frontier | None = None
+    backend: WarcCaptureBackend | None = None
+    disk_full: bool = False
+    queued: set[str] = field(default_factory=set)
+    """Outlinks this run has already accepted and handed to the frontier (bounded):
+    the frontier's seen filter would ignore them, so they skip the scope and the
+    frontier (Heritrix runs the scope first; the outcome is the same, as adding a URI is
+    a no-op once it was added)."""
+
+    def log(
+        self,
+        line: CrawlLogLine,
+        *,
+        seed: bool = False,
+        duplicate: bool = False,
+        redirect: str | None = None,
+    ) -> None:
+        """Write a final crawl.log line through the capture back end and count it in
+        the statistics (``duplicate``: a digest revisit; ``redirect``: where a seed
+        redirects, for the seeds report)."""
+        assert self.backend is not None
+        self.backend.log(line)
+        self.stats.record(
+            line.uri, line.status, line.size or 0, line.mime_type, seed=seed,
+            source=line.source_tag, duplicate=duplicate, redirect=redirect,
+            annotations=line.annotations,
+        )  # fmt: skip

@@ -1,0 +1,77 @@
+"""The job folder of a crawl: what is checked before anything is written (the seeds'
+addresses, a folder that already holds a crawl) and its layout on start or resume.
+
+``JOBDIR/warcs/``, ``logs/``, ``reports/``, ``state/`` (``frontier.sqlite`` marks a
+folder that holds a crawl; ``job.json`` is the job as run, for ``--resume``).
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlsplit
+
+from webark.core.errors import ConfigError
+from webark.crawl.job import CrawlJob
+from webark.crawl.resume import ResumeLog, rebuild_stats, repair_open_warcs
+from webark.crawl.stats import CrawlStats
+from webark.fetch import HttpFetcher, refusal
+
+__all__ = ["CrawlSetupError", "check_seeds", "prepare_job_dir"]
+
+log = logging.getLogger(__name__)
+
+
+class CrawlSetupError(ConfigError):
+    """The crawl cannot start (bad seed address, job directory in use …); the message
+    says what to change."""
+
+
+async def check_seeds(job: CrawlJob, fetcher: HttpFetcher) -> None:
+    """Refuse private/loopback seeds early, with the option that allows them (a seed
+    that does not resolve is only warned about: the crawl retries it).
+
+    Raises:
+        CrawlSetupError: a seed resolves to an address ``allow_private`` does not allow.
+    """
+    for seed in job.seeds:
+        host = urlsplit(seed).hostname or ""
+        answer = await fetcher.lookup(host)
+        if not answer.ok:
+            log.warning("seed host %s does not resolve: %s", host, answer.error)
+            continue
+        for addr in answer.addresses:
+            msg = refusal(addr, job.allow_private)
+            if msg:
+                raise CrawlSetupError(
+                    f"seed {seed}: {host} resolves to {addr}: {msg.split(';')[0]}; pass "
+                    "--allow-private (job file: allow_private: true) to crawl it"
+                )
+
+
+def prepare_job_dir(job: CrawlJob, resume: bool, stats: CrawlStats,
+                    resume_log: ResumeLog) -> list[str]:  # fmt: skip
+    """Make the folders and save ``state/job.json``; on resume, repair the ``.open``
+    WARCs and count the earlier runs' crawl.log in ``stats`` (and ``resume_log``).
+    Returns the repaired WARCs.
+
+    Raises:
+        CrawlSetupError: a new crawl in a folder that holds one, or a resume of a folder
+            that holds none.
+    """
+    frontier_db = job.state_dir / "frontier.sqlite"
+    if not resume and frontier_db.exists():
+        raise CrawlSetupError(
+            f"{job.job_dir} already holds a crawl; use --resume {job.job_dir} to continue "
+            "it, or choose another -o directory"
+        )
+    if resume and not frontier_db.exists() and not (job.state_dir / "job.json").exists():
+        # (job.json without frontier.sqlite: killed while starting; resuming starts it)
+        raise CrawlSetupError(f"{job.job_dir}: no crawl to resume (no state/frontier.sqlite)")
+    for d in (job.warcs_dir, job.logs_dir, job.reports_dir, job.state_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    repaired: list[str] = []
+    if resume:
+        repaired = repair_open_warcs(job.warcs_dir)
+        rebuild_stats(job.logs_dir / "crawl.log", stats, resume_log)
+    job.save()
+    return repaired

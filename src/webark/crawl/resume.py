@@ -1,0 +1,194 @@
+"""Resuming a stopped or killed crawl: what the runs before left in the job folder.
+
+The windows a ``kill -9`` can hit between two files are closed so that crawl.log keeps
+exactly one final line per URI: a torn last line is cut (:func:`cut_torn_line`); a URI
+whose line was written before the kill but not reported to the frontier is finished as
+logged, not fetched again (:func:`settle_recovered`); ``.open`` WARCs are cut back to
+their last whole record (:func:`repair_open_warcs`); the statistics are rebuilt from
+crawl.log (:func:`rebuild_stats`); the running time of every run is kept in
+``state/sessions.json`` (:class:`Sessions`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from webark.crawl.frontier import Frontier
+from webark.crawl.stats import CrawlStats
+from webark.crawllog import CrawlLogLine
+from webark.crawllog.parse import iter_crawl_log
+from webark.warc.repair import repair_open_file
+
+__all__ = [
+    "ResumeLog",
+    "Sessions",
+    "cut_torn_line",
+    "rebuild_stats",
+    "repair_open_warcs",
+    "settle_recovered",
+]
+
+log = logging.getLogger(__name__)
+
+_ROBOTS_HOP = re.compile(r"PR+$")  # hop path of a redirect of a robots.txt
+
+
+class ResumeLog:
+    """What a resumed crawl needs from the crawl.log of the runs before it: the last
+    line (see :func:`settle_recovered`) and when each prerequisite (``dns:``,
+    robots.txt) was logged. Memory: one entry per host."""
+
+    def __init__(self) -> None:
+        self.last: CrawlLogLine | None = None
+        self.prerequisites: dict[str, datetime] = {}
+        self.robots: dict[str, CrawlLogLine] = {}
+        """The last line of each robots.txt prerequisite (hop ``P``) and of each of its
+        redirects (``PR``, ``PRR`` …), by URI."""
+
+    def note(self, line: CrawlLogLine) -> None:
+        """Take one line of the earlier runs into account (in log order)."""
+        self.last = line
+        if line.hop_path.endswith("P"):
+            if line.status > 0:
+                self.prerequisites[line.uri] = line.timestamp
+            if line.uri.endswith("/robots.txt"):
+                self.robots[line.uri] = line
+        elif _ROBOTS_HOP.search(line.hop_path):
+            self.robots[line.uri] = line
+
+    def dns_recorded(self, host: str, valid_s: float) -> bool:
+        """True when ``dns:HOST`` was logged less than ``valid_s`` seconds ago."""
+        when = self.prerequisites.get(f"dns:{host}")
+        return when is not None and (datetime.now(UTC) - when).total_seconds() < valid_s
+
+
+def cut_torn_line(path: Path) -> None:
+    """Cut a last line torn by ``kill -9`` (no final newline) off ``path``: a torn line
+    is no final line, its URI is fetched and logged again."""
+    with open(path, "rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        pos = size
+        while pos > 0:
+            step = min(4096, pos)
+            f.seek(pos - step)
+            chunk = f.read(step)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                pos = pos - step + nl + 1
+                break
+            pos -= step
+        log.warning("%s: cutting a torn last line (%d bytes)", path, size - pos)
+        f.truncate(pos)
+
+
+def rebuild_stats(crawl_log: Path, stats: CrawlStats, resume_log: ResumeLog) -> None:
+    """Count the final lines of the earlier runs in ``stats`` (and note them in
+    ``resume_log``), after cutting a torn last line."""
+    if not crawl_log.exists():
+        return
+    cut_torn_line(crawl_log)
+    try:
+        for _, line in iter_crawl_log(crawl_log):
+            if not isinstance(line, CrawlLogLine):
+                continue
+            resume_log.note(line)
+            stats.record(
+                line.uri, line.status, line.size or 0, line.mime_type,
+                seed=line.hop_path == "", source=line.source_tag,
+                duplicate=any(a.startswith("duplicate:") for a in line.annotations),
+                annotations=tuple(line.annotations),
+            )  # fmt: skip
+    except Exception as e:  # a torn last line after kill -9 is not fatal
+        log.warning("crawl.log could not be read completely on resume: %s", e)
+
+
+def settle_recovered(frontier: Frontier, resume_log: ResumeLog) -> None:
+    """URIs the frontier put back although their crawl.log line was written (the crash
+    came between the line and :meth:`Frontier.finished`): finish them as logged, so
+    each URI keeps exactly one final line. Lines are written and URIs finished without
+    an ``await`` in between, so only the last line can be such a URI."""
+    last = resume_log.last
+    if (
+        last is not None
+        and last.uri in frontier.recovered_uris
+        and frontier.settle(last.uri, last.status, size=last.size or 0)
+    ):
+        log.info("resume: %s was logged before the kill; not fetched again", last.uri)
+
+
+def repair_open_warcs(directory: Path) -> list[str]:
+    """Cut every ``.open`` WARC in ``directory`` back to its last complete record and
+    finish it under its final name (an empty one is removed); returns the new paths."""
+    repaired = []
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".open"):
+            path = directory / name
+            if path.stat().st_size == 0:
+                path.unlink()
+                continue
+            res = repair_open_file(path)
+            log.info("repaired %s: %d records kept", res.new_path, res.records_kept)
+            repaired.append(res.new_path)
+    return repaired
+
+
+class Sessions:
+    """The runs of one job in ``state/sessions.json`` (``[{"started", "last_seen",
+    "ended"}]``, wall-clock seconds), so a resumed crawl reports when it first started
+    and how long it has run in all (a killed run counts until its last progress tick).
+
+    Args:
+        path: ``state/sessions.json``.
+        resume: keep the runs already recorded (else start a new list).
+        clock: wall-clock seconds (the crawl's clock, which a clock step does not move).
+    """
+
+    def __init__(self, path: Path, *, resume: bool,
+                 clock: Callable[[], float] = time.time) -> None:  # fmt: skip
+        self.path = path
+        self.clock = clock
+        self.runs: list[dict[str, float | None]] = []
+        if resume:
+            with contextlib.suppress(OSError, ValueError):
+                self.runs = [s for s in json.loads(path.read_text()) if isinstance(s, dict)]
+
+    def start(self, stats: CrawlStats) -> None:
+        """Record this run (started now) and take the earlier runs' time into
+        ``stats`` (``prior_elapsed``, ``crawl_started``)."""
+        prior = 0.0
+        for s in self.runs:
+            start, end = s.get("started"), s.get("ended") or s.get("last_seen")
+            if isinstance(start, int | float) and isinstance(end, int | float) and end > start:
+                prior += end - start
+        stats.prior_elapsed = prior
+        first = self.runs[0].get("started") if self.runs else None
+        stats.crawl_started = first if isinstance(first, int | float) else None
+        self.runs.append({"started": stats.started, "last_seen": None, "ended": None})
+        self.save()
+
+    def save(self, ended: float | None = None) -> None:
+        """Write the file (atomically; best effort: a full disk must not stop the crawl
+        for a statistic)."""
+        if not self.runs:
+            return
+        current = self.runs[-1]
+        current["last_seen"] = self.clock()
+        if ended is not None:
+            current["ended"] = ended
+        tmp = self.path.with_suffix(".json.part")
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps(self.runs))
+            os.replace(tmp, self.path)
