@@ -156,18 +156,18 @@ def _print_problems(problems: list[Problem], show_forgiven: bool, all_warnings: 
         if p.severity == "forgiven" and not show_forgiven:
             continue
         if p.severity != "error" and not all_warnings:
-            key = (p.severity, p.code)
+            key: tuple[str, str] = (p.severity, p.code)
             counts[key] = counts.get(key, 0) + 1
             records.setdefault(key, set()).add(p.offset)
             if counts[key] > 1:
                 continue
         _say(out, str(p), _STYLE[p.severity])
-    for key, n in counts.items():
+    for (severity, code), n in counts.items():
         if n > 1:
-            m = len(records[key])
+            m = len(records[(severity, code)])
             what = f"{_plural(m, 'record')} in all" if m == n else \
                 f"{n} in {_plural(m, 'record')}"
-            _say(out, f"  … {key[0]} {key[1]}: {what} (--all-warnings lists them)", "dim")
+            _say(out, f"  … {severity} {code}: {what} (--all-warnings lists them)", "dim")
 
 
 @warc.command("extract")
