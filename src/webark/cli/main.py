@@ -60,9 +60,9 @@ class LazyGroup(click.Group):
 
 
 def versions() -> list[str]:
-    """What ``webark --version`` prints, one line each: webark, the libraries whose
-    behaviour a WARC reading depends on (fastwarc, warcio), Python (with its path, so a
-    bug report says which installation ran)."""
+    """What ``webark --version`` prints, one line each: webark, the WARC libraries
+    (fastwarc, which the reader runs on; warcio, the peer it reads like), Python (with
+    its path, so that a bug report says which installation ran)."""
     from importlib.metadata import PackageNotFoundError, version
 
     lines = [f"webark {__version__}"]
