@@ -165,3 +165,25 @@ def test_a_collection_folder_given_instead_of_its_parent(colls_dir: Path) -> Non
     assert r.exit_code == 2
     assert "is a collection; give the folder that holds it" in r.output
     assert str(colls_dir) in r.output
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    """SIGTERM the server, wait for it, return the rest of its stdout."""
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=15)
+    return out
+
+
+def test_access_log_at_the_default_log_level(colls_dir: Path) -> None:
+    """`--access-log` printed nothing: uvicorn gave its access logger the --log-level
+    (warning by default), and access lines are INFO."""
+    with serving(colls_dir, "--access-log") as (base, proc):
+        assert httpx.get(base + "cdxj/cdx", params={"url": "example.com"}).status_code == 200
+        assert httpx.get(base + "nope/cdx", params={"url": "a"}).status_code == 404
+        out = _stop(proc)
+    assert re.search(r'127\.0\.0\.1:\d+ - "GET /cdxj/cdx\?url=example\.com HTTP/1\.1" 200', out)
+    assert re.search(r'"GET /nope/cdx\?url=a HTTP/1\.1" 404', out)
+    with serving(colls_dir) as (base, proc):  # the default: no access log
+        assert httpx.get(base + "cdxj/cdx", params={"url": "example.com"}).status_code == 200
+        out = _stop(proc)
+    assert "GET /cdxj/cdx" not in out

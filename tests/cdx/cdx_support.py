@@ -6,15 +6,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from corpus_location import CORPUS
 from webark.cdx.formats import Format, formatter, header
 from webark.cdx.indexer import IndexOptions, index_file
-
-_BESIDE = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-CORPUS = _BESIDE if _BESIDE.is_dir() else Path(os.environ.get("WEBARK_CORPUS", _BESIDE))
 
 PEER_DIRS = {
     "pywb": CORPUS / "pywb" / "expected-index",

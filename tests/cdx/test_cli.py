@@ -123,7 +123,13 @@ def test_unreadable_inputs_exit_one_and_others_indexed(tmp_path: Path) -> None:
 def test_whole_file_gzip_is_reported() -> None:
     code, out, err = run(str(WARCS / "example-bad.warc.gz.bad"))
     assert out == "" and "cdx-not-addressable" in err
-    assert code == 0  # its records were read; they cannot be addressed (recompress it)
+    # its records were read but none can be addressed (recompress it): nothing was
+    # indexed, an input error (issue 19: it was exit status 0)
+    assert "example-bad.warc.gz.bad: no index line: its 6 records cannot be indexed" in err
+    assert code == 1
+    # with an addressable file beside it, that one is indexed and the status still 1
+    code, out, _ = run(str(WARCS / "example-bad.warc.gz.bad"), str(WARCS / "example.warc.gz"))
+    assert code == 1 and len(out.splitlines()) == 3
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

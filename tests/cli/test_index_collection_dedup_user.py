@@ -133,3 +133,27 @@ def test_index_of_an_empty_file_is_an_error(corpus: Path, tmp_path: Path) -> Non
     assert res.exit_code == 1
     assert f"{empty}: error: empty file, no record found" in res.stderr
     assert out.read_bytes().count(b"\n") > 0  # example.warc.gz indexed all the same
+
+
+def test_collection_add_of_a_truncated_warc_is_exit_1(corpus: Path, tmp_path: Path) -> None:
+    """A WARC cut short (a crawler killed mid-write and the file copied as it was;
+    resiliparse's clipped.warc.gz) is added with what could be read, said to be
+    damaged, and the exit status is 1, as README says (it was 0: "indexed …: 1 lines,
+    2 problems"). A whole WARC added with it is indexed as usual."""
+    iana = corpus / PYWB / "iana.warc.gz"
+    cut = tmp_path / "crawl-cut.warc.gz"
+    cut.write_bytes(iana.read_bytes()[:2500])  # inside the third gzip member
+    Collection.init(tmp_path / "coll").close()
+    clipped = corpus / "resiliparse/clipped.warc.gz"
+    whole = corpus / PYWB / "example.warc.gz"
+    res = CliRunner().invoke(cli, ["collection", "add", "--no-progress", str(tmp_path / "coll"),
+                                   str(cut), str(clipped), str(whole)])
+    assert res.exit_code == 1, res.output
+    assert re.search(r"damaged crawl-cut\.warc\.gz: 1 lines indexed, \d+ errors \(first: "
+                     r"\S+crawl-cut\.warc\.gz @ \d+: error: truncated-member", res.output)
+    assert "damaged clipped.warc.gz: 1 lines indexed, 2 errors" in res.output
+    assert f"`webark warc check {clipped}` lists the errors" in res.output
+    assert "indexed example.warc.gz: 3 lines" in res.output
+    with Collection.open(tmp_path / "coll") as c:
+        assert {f.name: f.lines for f in c.indexed()} == {
+            "crawl-cut.warc.gz": 1, "clipped.warc.gz": 1, "example.warc.gz": 3}

@@ -35,6 +35,24 @@ def test_check_exit_codes(corpus: Path) -> None:
     assert report["ok"] is False and report["records"] == 6
 
 
+def test_check_summary_counts_records_not_warnings(corpus: Path) -> None:
+    """JWAT's revisit lacks both WARC-Refers-To-Target-URI and -Date: two warnings of one
+    code in one record, which the summary called "2 records in all"."""
+    path = corpus / "jwat/warc/invalid-warcfile-contenttype-recommended.warc"
+    res = CliRunner().invoke(cli, ["warc", "check", str(path)])
+    lines = res.stdout.splitlines()
+    assert "  … warning refers-to-target-recommended: 2 in 1 record (--all-warnings lists " \
+           "them)" in lines
+    # a conversion and the revisit lack WARC-Refers-To: one warning in each of 2 records
+    assert "  … warning refers-to-recommended: 2 records in all (--all-warnings lists " \
+           "them)" in lines
+    assert lines[-1].endswith(": 7 records (conversion 1, metadata 1, request 1, resource 1, "
+                              "response 1, revisit 1, warcinfo 1), 12 errors, 0 digests "
+                              "verified")
+    every = CliRunner().invoke(cli, ["warc", "check", "--all-warnings", str(path)])
+    assert every.stdout.count("warning: refers-to-target-recommended") == 2
+
+
 def test_extract_payload_is_dechunked(corpus: Path) -> None:
     path = corpus / "pywb/warcs/iana.warc.gz"
     res = CliRunner().invoke(cli, ["warc", "extract", str(path), "334", "--payload"])

@@ -74,6 +74,24 @@ def test_lost_if_lists_captures_of_other_warcs(pywb_coll: Collection, corpus: Pa
     assert not lost_if(report, pywb_coll.source(), "dupes.warc.gz").lost
 
 
+def test_lost_if_listing_follows_top(pywb_coll: Collection) -> None:
+    """`--top N --lost-if FILE` listed every lost capture whatever N was."""
+    runner = CliRunner()
+    base = ["revisits", "refs", str(pywb_coll.root), "--lost-if", "iana.warc.gz"]
+    lost = lost_if(revisit_refs(pywb_coll.source()), pywb_coll.source(), "iana.warc.gz").lost
+    assert len(lost) > 3
+    text = runner.invoke(cli, [*base, "--top", "2"])
+    assert text.exit_code == 0, text.output
+    listed = [ln for ln in text.output.splitlines() if ln.startswith("  lost: ")]
+    assert len(listed) == 2  # before: len(lost)
+    assert f"  … {len(lost) - 2} more (--top N or --all lists them)" in text.output
+    assert f"{len(lost)} captures in other WARCs would lose their payload" in text.output
+    every = runner.invoke(cli, [*base, "--top", "1", "--all"])
+    assert sum(ln.startswith("  lost: ") for ln in every.output.splitlines()) == len(lost)
+    data = json.loads(runner.invoke(cli, [*base, "--top", "2", "--json"]).output)["lost_if"]
+    assert data["lost_count"] == len(lost) and len(data["lost"]) == 2
+
+
 def test_harvest_grouping() -> None:
     ref = RevisitRef("CRAWL2-20250501120002000-00000-1~h~0.warc.gz", 0, "http://a/", "a)/",
                      "20250501120002", "sha1:X")

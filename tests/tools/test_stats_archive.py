@@ -140,3 +140,33 @@ def test_cli_collection_json_and_html(corpus: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["stats", str(corpus / PYWB / "iana.warc.gz")])
     assert res.exit_code == 0
     assert "dedup savings" in res.output and "www.iana.org" in res.output
+
+
+def test_a_304_revisit_counts_under_its_originals_type(tmp_path: Path) -> None:
+    """A recrawl's 304 is a server-not-modified revisit whose head has no Content-Type;
+    it was counted under MIME type 'unknown'. It counts where its original is (and so
+    does each revisit), with its original's size; the recrawl alone (original not among
+    the inputs) has nothing to say better than its own head."""
+    from reduplicate_recrawl import write_recrawl
+
+    rc = write_recrawl(tmp_path)
+    crawl1, crawl2 = sorted(rc.crawl1.glob("*.warc.gz")), sorted(rc.crawl2.glob("*.warc.gz"))
+    nm = [rec for rec in WarcioIterator(open(crawl2[0], "rb"))  # noqa: SIM115
+          if rec.rec_headers.get_header("WARC-Target-URI") == rc.not_modified_uri
+          and rec.rec_type == "revisit"]
+    assert len(nm) == 1 and nm[0].rec_headers.get_header("WARC-Profile").endswith(
+        "/server-not-modified")
+    assert nm[0].http_headers.get_statuscode() == "304"
+    assert nm[0].http_headers.get_header("Content-Type") is None
+    s = archive_stats([*crawl1, *crawl2])
+    assert set(s.mime) == {"text/html"}  # before: also "unknown", holding the 304
+    html = s.mime["text/html"]
+    assert (html.captures, html.revisits) == (s.total.captures, s.total.revisits) == (17, 8)
+    assert html.to_json() == s.total.to_json()
+    # sizes as warcio finds them: the 304 represents its original p4's payload
+    view = warcio_view([*crawl1, *crawl2])
+    assert html.represented == view["represented"]
+    assert s.unresolved_revisits == view["unresolved"] == 1  # the one of a lost WARC
+    alone = archive_stats(crawl2)
+    assert alone.mime["unknown"].captures == 1 and alone.mime["unknown"].represented == 0
+    assert alone.unresolved_revisits == 8

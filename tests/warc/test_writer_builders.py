@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from webark import __version__
 from webark.core.errors import InvalidRecordError
 from webark.core.ids import seeded_record_ids
 from webark.warc.builders import (
@@ -289,7 +290,7 @@ def test_resource_conversion_and_warcinfo() -> None:
     assert info.headers["WARC-Filename"] == "TEST-20240301123045123-00000-1~crawl1~0.warc.gz"
     assert "WARC-Target-URI" not in info.headers
     assert info.block.read_all().decode().split("\r\n") == [
-        "software: webark/0.1.0",
+        f"software: webark/{__version__}",
         "hostname: crawl1.example.org",
         "ip: 10.0.0.5",
         "operator: Web Archive <archive@example.org>",

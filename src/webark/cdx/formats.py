@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, get_args
 
+from webark.cdx.classic import cdx_int, parse_cdx
 from webark.cdx.line import CdxLine
 from webark.core.digests import Digest
 from webark.core.errors import DigestError
@@ -325,53 +326,7 @@ def sort_key(text: str) -> bytes:
 
 
 # -- readers ---------------------------------------------------------------------------------
-_CDX_LETTERS = {
-    "N": "urlkey",
-    "b": "timestamp",
-    "a": "url",
-    "m": "mime",
-    "s": "status",
-    "k": "digest",
-    "r": "redirect",
-    "M": "robotflags",
-    "S": "length",
-    "V": "offset",
-    "g": "filename",
-}
-_INT_FIELDS = ("length", "offset")
-_DEFAULT_LETTERS = CDX11_HEADER.split()[1:]
-
-
-def parse_cdx(text: str, letters: Sequence[str] | None = None) -> CdxLine:
-    """Parse a classic CDX line; ``letters`` are the field letters of the file's header
-    (`` CDX N b a m s k r M S V g`` gives ``N b a m s k r M S V g``, the default; 9
-    fields without letters are read as CDX9). Unknown letters go to ``extra``.
-
-    Raises:
-        ValueError: wrong number of fields, or a non-numeric length/offset.
-    """
-    parts = text.rstrip("\r\n").split(" ")
-    if letters is None:
-        letters = _DEFAULT_LETTERS if len(parts) != 9 else CDX9_HEADER.split()[1:]
-    if len(parts) != len(letters):
-        raise ValueError(f"expected {len(letters)} CDX fields, found {len(parts)}: {text!r}")
-    kw: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for letter, value in zip(letters, parts, strict=True):
-        name = _CDX_LETTERS.get(letter)
-        if name is None:
-            extra[letter] = value
-        elif name in _INT_FIELDS:
-            kw[name] = -1 if value == "-" else int(value)
-        else:
-            kw[name] = value
-    return CdxLine(
-        urlkey=kw.pop("urlkey", "-"),
-        timestamp=kw.pop("timestamp", "-"),
-        url=kw.pop("url", "-"),
-        extra=extra,
-        **kw,
-    )
+# classic CDX lines (CDX11, CDX9, NetarchiveSuite, any header): webark.cdx.classic
 
 
 _STD_JSON = {"url", "mime", "status", "digest", "length", "offset", "filename"}
@@ -381,10 +336,7 @@ def _cdxline_from_json(urlkey: str, timestamp: str, data: dict[str, Any], **more
     extra = {k: v for k, v in data.items() if k not in _STD_JSON}
 
     def num(k: str) -> int:
-        v = data.get(k)
-        if v is None or v == "-" or v == "":
-            return -1
-        return int(v)
+        return cdx_int(data.get(k), k)
 
     status = data.get("status")
     method = extra.get("method")
@@ -448,8 +400,8 @@ def parse_ng(text: str) -> CdxLine:
         mime=str(mime or "-"),
         status="-" if status is None else str(status),
         digest=digest,
-        length=-1 if length is None else int(length),
-        offset=-1 if offset == "-" else int(offset),
+        length=cdx_int(length, "length"),
+        offset=cdx_int(offset, "offset"),
         filename=filename,
         redirect=str(redirect or "-"),
         record_type=rtype,

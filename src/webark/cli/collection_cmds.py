@@ -12,6 +12,7 @@ import time
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -97,8 +98,11 @@ def add_cmd(
     """Add WARCS to the collection at PATH and index them (one transaction per WARC).
 
     A WARC still being written (NAME.open) is refused: add it once the crawler has
-    closed it (or `webark warc repair` it after a crash). Exit status 1 when a WARC
-    could not be added."""
+    closed it (or `webark warc repair` it after a crash). A damaged WARC (truncated, a
+    broken record) is added with the records that could be read, and said so.
+
+    Exit status 1 when a WARC could not be added or is damaged (`webark warc check`
+    lists its errors), 0 when every WARC was added whole (or was already indexed)."""
     for w in warcs:
         if w.endswith(".open"):
             raise click.ClickException(
@@ -143,8 +147,16 @@ def add_cmd(
                     bar.console.print(f"[red]failed[/] {res.name}: {res.message}")
                 elif res.status == "skipped":
                     bar.console.print(f"[yellow]skipped[/] {res.name}: {res.message}")
+                elif res.errors:
+                    failed += 1
+                    bar.console.print(
+                        f"[red]damaged[/] {escape(res.name)}: {res.lines} lines indexed, "
+                        f"{res.errors} errors (first: {escape(res.first_error)}); the "
+                        "records that could be read are indexed, `webark warc check "
+                        f"{escape(warc_path)}` lists the errors", soft_wrap=True)
                 else:
-                    note = f", {res.problems} problems (webark warc check)" if res.problems else ""
+                    note = f", {res.problems} warnings (webark warc check)" if res.problems \
+                        else ""
                     bar.console.print(f"[green]indexed[/] {res.name}: {res.lines} lines{note}")
         except IndexUnavailable as exc:
             raise click.ClickException(f"index not writable: {exc}") from exc

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from webark.crawllog.parse import CUT_GZIP, CUT_GZIP_CODE
-from webark.dedup.build import SourceKind, SourceReport, load
+from webark.dedup.build import NO_DIGEST_LAYOUT, SourceKind, SourceReport, load
 from webark.dedup.policy import DedupPolicy
 from webark.dedup.sqlite_dedup import open_index
 
@@ -89,7 +89,8 @@ def dedup() -> None:
     "cdxs",
     multiple=True,
     type=click.Path(),
-    help="CDX (11/9 fields), CDXJ or ng file (plain or .gz); repeatable.",
+    help="CDX (any layout: ` CDX …` header, or CDX11, CDX9, NetarchiveSuite), CDXJ or "
+    "ng file (plain or .gz); repeatable.",
 )
 @click.option(
     "--prefer",
@@ -150,8 +151,13 @@ def build(
     --from-warc for *.warc, *.warc.gz, *.warc.zst, *.arc, *.arc.gz. A file given twice
     (also under another name, or again inside a folder) is read once, with a warning.
     Lines and records that cannot be read are reported with file and line or offset and
-    skipped. Exit status 1 when an input file could not be read at all, or to the end
-    (a cut crawl.log.gz).
+    skipped. CDX files: any classic layout named by a ` CDX …` header line, or without
+    one CDX11, CDX9 or NetarchiveSuite's 7/8 fields (`A e b m n g v c`, which has no
+    payload digest and so gives no originals: use the harvest's crawl.logs), CDXJ, ng.
+
+    Exit status 1 when an input file could not be read at all (missing, no line or
+    record, none of them readable, a CDX layout without payload digests) or to the end
+    (a cut crawl.log.gz); 0 otherwise, also when some lines were skipped (listed).
     """
     inputs = _inputs(crawl_logs, warcs, cdxs)
     if not inputs:
@@ -214,20 +220,7 @@ def build(
                     )
                     continue
                 reports.append(report)
-                # the notice of a cut file (kept past the cap) comes after "… N more"
-                lines = [s for s in report.problems if s.code != CUT_GZIP_CODE]
-                cut_notes = [s for s in report.problems if s.code == CUT_GZIP_CODE]
-                for s in lines:
-                    err.print(
-                        f"{report.where(s)}: skipped: {s.message}", markup=False, soft_wrap=True
-                    )
-                if report.errors > len(report.problems):
-                    err.print(f"{path}: … {report.errors - len(report.problems)} more",
-                              markup=False, soft_wrap=True)
-                for s in cut_notes:
-                    err.print(
-                        f"{report.where(s)}: skipped: {s.message}", markup=False, soft_wrap=True
-                    )
+                _print_problems(err, report)
         finally:
             if bar is not None:
                 bar.stop()
@@ -241,6 +234,7 @@ def build(
                         "kind": r.kind,
                         "loaded": r.loaded,
                         "skipped": dict(sorted(r.skipped.items())),
+                        **({"unusable": r.unusable} if r.unusable else {}),
                     }
                 )
             )
@@ -257,5 +251,27 @@ def build(
     else:
         click.echo(summary)
     cut = [r for r in reports if r.cut_short]
-    if failed or cut:
-        sys.exit(1)  # an input could not be read to the end (bad lines alone: exit 0)
+    unusable = [r for r in reports if r.unusable]
+    for r in unusable:
+        err.print(f"[red]error[/]: {r.path}: nothing loaded: {r.unusable}", soft_wrap=True)
+    if failed or cut or unusable:
+        # an input could not be read at all, or to the end (bad lines alone: exit 0)
+        sys.exit(1)
+
+
+def _print_problems(err: Console, report: SourceReport) -> None:
+    """The listed problems of one file on stderr: a note about the whole file first,
+    then the bad lines (``… N more`` past the listed ones), then the notice of a file
+    cut short (kept past the cap)."""
+    notes = [s for s in report.problems if s.code == NO_DIGEST_LAYOUT]
+    cut_notes = [s for s in report.problems if s.code == CUT_GZIP_CODE]
+    lines = [s for s in report.problems if s not in notes and s not in cut_notes]
+    for s in notes:
+        err.print(f"{report.path}:{s.line}: {s.message}", markup=False, soft_wrap=True)
+    for s in lines:
+        err.print(f"{report.where(s)}: skipped: {s.message}", markup=False, soft_wrap=True)
+    more = report.errors - len(lines) - len(cut_notes)
+    if more > 0:
+        err.print(f"{report.path}: … {more} more", markup=False, soft_wrap=True)
+    for s in cut_notes:
+        err.print(f"{report.where(s)}: skipped: {s.message}", markup=False, soft_wrap=True)

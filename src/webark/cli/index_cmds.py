@@ -166,8 +166,9 @@ def index(
     Broken records are reported on stderr (file @ offset: reason) and skipped; the
     rest of the file is still indexed. Exit status: 0, also when records were
     skipped; 1 when an input could not be read at all (missing, unreadable, or not a
-    WARC/ARC file: no record and an error) or no input file was found; 2 for usage
-    errors. With -o, the index is written as FILE.part and renamed when complete (an
+    WARC/ARC file: no record and an error), gave no index line because of errors (a
+    whole-file gzip WARC: `webark warc recompress` it), or no input file was found; 2
+    for usage errors. With -o, the index is written as FILE.part and renamed when complete (an
     interrupted run leaves no FILE). A file given twice is indexed once.
     """
     files = list(_inputs(warcs))
@@ -256,19 +257,28 @@ def _index_one(
     Returns False when the file could not be read at all."""
     problems: list[Problem] = []
     records = 0
+    indexed = False
     try:
         for chunk in index_file_text(path, options, fmt, jobs=jobs, progress=bar.at):
             _emit(chunk, out, held)
             problems += chunk.problems
             records += chunk.records
+            indexed = indexed or bool(chunk.data if chunk.data is not None else chunk.lines)
     except OSError as e:
         bar.say(f"{path}: cannot read: {e.strerror or e}")
         return False
     for p in problems:
         if p.severity != "forgiven" or verbose:
             bar.say(str(p))
-    if records == 0 and any(p.severity == "error" for p in problems):
+    errors = any(p.severity == "error" for p in problems)
+    if records == 0 and errors:
         bar.say(f"{path}: no WARC/ARC record could be read")
+        return False
+    if not indexed and errors:
+        # records were read, but the errors kept every one of them out of the index
+        # (whole-file gzip: no offsets to seek to)
+        bar.say(f"{path}: no index line: its {records} records cannot be indexed "
+                "(errors above)")
         return False
     if records == 0 and not problems:
         try:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 import logging
+import platform
+import sys
 
 import click
 
@@ -57,8 +59,33 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def versions() -> list[str]:
+    """What ``webark --version`` prints, one line each: webark, the WARC libraries
+    (fastwarc, which the reader runs on; warcio, the peer it reads like), Python (with
+    its path, so that a bug report says which installation ran)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    lines = [f"webark {__version__}"]
+    for dist in ("fastwarc", "warcio"):
+        try:
+            lines.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            lines.append(f"{dist} not installed")
+    lines.append(f"Python {platform.python_version()} ({platform.python_implementation()}, "
+                 f"{sys.executable})")
+    return lines
+
+
+def _print_versions(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo("\n".join(versions()))
+        ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="webark")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_versions,
+              help="Print the versions of webark, fastwarc, warcio and Python, and exit.")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 def cli(verbose: int) -> None:
     """webark: crawl the web into WARC files, index them and replay them.

@@ -32,10 +32,12 @@ def revisits() -> None:
 @revisits.command("refs")
 @click.argument("collection_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of text.")
-@click.option("--top", type=int, default=10, show_default=True,
-              help="How many of the most-cited originals to list.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many entries each list shows: most-cited originals, unresolved "
+                   "revisits, captures --lost-if would lose (JSON: the lists; counts are "
+                   "always whole).")
 @click.option("--all", "list_all", is_flag=True,
-              help="List every original (most-cited first), not only --top.")
+              help="List everything (originals most-cited first), not only --top.")
 @click.option("--group-by", type=click.Choice(["file", "prefix", "year"]), default="file",
               show_default=True,
               help="Harvests citations are counted in: the revisit's WARC file, its "
@@ -86,7 +88,8 @@ def refs(
     finally:
         coll.close()
     if list_all:
-        top = len(report.originals)
+        top = max(len(report.originals), len(report.unresolved),
+                  len(lost_report.lost) if lost_report else 0)
     written = 0
     if cited_more_than is not None and output:
         with open(output, "w", encoding="utf-8") as f:
@@ -96,7 +99,7 @@ def refs(
     if as_json:
         data = report.to_json(top)
         if lost_report is not None:
-            data["lost_if"] = lost_report.to_json()
+            data["lost_if"] = lost_report.to_json(top)
         if cited_more_than is not None:
             data["cited_more_than"] = {"n": cited_more_than, "originals": written,
                                        "file": output}
@@ -129,6 +132,8 @@ def refs(
             f"WARCs would lose their payload; {len(lost_report.recoverable)} more have "
             "another copy"
         )
-        for rv, orig in lost_report.lost:
+        for rv, orig in lost_report.lost[:top]:
             click.echo(f"  lost: {rv.filename}@{rv.offset} {rv.timestamp} {rv.url} "
                        f"(original @{orig.offset})")
+        if len(lost_report.lost) > top:
+            click.echo(f"  … {len(lost_report.lost) - top} more (--top N or --all lists them)")

@@ -55,6 +55,24 @@ def _bind(host: str, port: int, *, reuseport: bool = False, listen: bool = True)
     return sock
 
 
+def _log_config(log_level: str, access_log: bool) -> dict[str, Any]:
+    """uvicorn's logging configuration with the server's messages at ``log_level`` and
+    the access log (logger ``uvicorn.access``, level INFO) on when asked: uvicorn gives
+    both loggers its ``log_level``, so at the default ``warning`` the access log it was
+    asked for printed nothing."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    level = log_level.upper()
+    config["loggers"]["uvicorn"]["level"] = level
+    config["loggers"]["uvicorn.error"] = {**config["loggers"].get("uvicorn.error", {}),
+                                          "level": level}
+    config["loggers"]["uvicorn.access"]["level"] = "INFO" if access_log else "WARNING"
+    return config
+
+
 def _run_one(sock: socket.socket, app_args: dict[str, Any], common: dict[str, Any]) -> None:
     import uvicorn
 
@@ -156,7 +174,11 @@ def _supervise(
     "(header X-Webark-Not-Rewritten). Stops a small gzip bomb from inflating to "
     "gigabytes in the server.",
 )  # fmt: skip
-@click.option("--access-log/--no-access-log", default=False, show_default=True)
+@click.option(
+    "--access-log/--no-access-log", default=False, show_default=True,
+    help="One line per request on stdout (client, request line, status), whatever "
+    "--log-level is.",
+)  # fmt: skip
 @click.option(
     "--proxy-headers/--no-proxy-headers", default=False, show_default=True,
     help="Trust X-Forwarded-Proto/For (behind a reverse proxy; affects Memento links).",
@@ -224,7 +246,8 @@ def serve(
         "rewrite_budget": rewrite_budget_mib << 20, "rewrite_limit": rewrite_limit_mib << 20,
     }  # fmt: skip
     common: dict[str, Any] = {
-        "log_level": log_level,
+        "log_config": _log_config(log_level, access_log),
+        "log_level": None,  # the levels are in log_config (uvicorn would reset them)
         "access_log": access_log,
         "timeout_graceful_shutdown": 5,
         "proxy_headers": proxy_headers,

@@ -147,21 +147,27 @@ def check_cmd(files: tuple[str, ...], as_json: bool, no_digests: bool,
 
 
 def _print_problems(problems: list[Problem], show_forgiven: bool, all_warnings: bool) -> None:
-    """Errors one per line; warnings and forgiven items condensed per code unless asked."""
+    """Errors one per line; warnings and forgiven items condensed per code unless asked:
+    the first one, then how many there are and in how many records (one record may
+    have a code twice, e.g. a revisit without WARC-Refers-To-Target-URI and -Date)."""
     counts: dict[tuple[str, str], int] = {}
+    records: dict[tuple[str, str], set[int | None]] = {}
     for p in problems:
         if p.severity == "forgiven" and not show_forgiven:
             continue
         if p.severity != "error" and not all_warnings:
-            key = (p.severity, p.code)
+            key: tuple[str, str] = (p.severity, p.code)
             counts[key] = counts.get(key, 0) + 1
+            records.setdefault(key, set()).add(p.offset)
             if counts[key] > 1:
                 continue
         _say(out, str(p), _STYLE[p.severity])
     for (severity, code), n in counts.items():
         if n > 1:
-            _say(out, f"  … {severity} {code}: {n} records in all "
-                 "(--all-warnings lists them)", "dim")
+            m = len(records[(severity, code)])
+            what = f"{_plural(m, 'record')} in all" if m == n else \
+                f"{n} in {_plural(m, 'record')}"
+            _say(out, f"  … {severity} {code}: {what} (--all-warnings lists them)", "dim")
 
 
 @warc.command("extract")

@@ -18,6 +18,10 @@ Three sources, each read lazily and reported per file:
   size, ``ETag`` and ``Last-Modified`` from its HTTP head.
 * **CDX/CDXJ/ng files** (:func:`cdx_originals`): every line that is not a revisit
   (MIME ``warc/revisit`` or record type ``revisit``). No record ids, no payload sizes.
+  Classic CDX in any layout (:mod:`webark.cdx.classic`: the `` CDX …`` header line when
+  there is one, else CDX11, CDX9 or NetarchiveSuite's 7/8 fields); a layout without a
+  payload digest (``k``), such as NetarchiveSuite's ARC CDX, gives no originals and is
+  reported once for the file.
 
 Everything passes through the same :class:`~webark.dedup.policy.DedupPolicy` the crawler
 uses, so the index holds exactly what lookups would accept. Each source yields
@@ -33,13 +37,15 @@ import io
 import logging
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Literal, cast
 
-from webark.cdx.formats import CDX9_HEADER, detect_format, parse_cdx, parse_line
+from webark.cdx.classic import MAX_FILE_OFFSET, NAS_LETTERS, guess_letters, has_digest, parse_cdx
+from webark.cdx.formats import detect_format, parse_line
 from webark.cdx.line import CdxLine
 from webark.core.digests import Digest
+from webark.core.text import printable
 from webark.core.timestamps import format_w3c_date, from_timestamp14
 from webark.crawllog import CrawlLogError, CrawlLogLine, iter_crawl_log
 from webark.crawllog.parse import CUT_GZIP_CODE
@@ -56,6 +62,9 @@ _HEAD_BYTES = 1 << 16
 _BATCH = 20_000
 MAX_PROBLEMS = 1000
 """Problems kept per file in a :class:`SourceReport` (all are counted)."""
+NO_DIGEST_LAYOUT = "no-digest-layout"
+""":attr:`Skip.code` of the one error a CDX file whose layout has no payload digest
+gives (its lines are then counted as ``no-digest`` skips)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +111,10 @@ class Skip:
         line: 1-based line number (crawl.log, CDX), when it applies.
         offset: byte offset (WARC record as stored; crawl.log line in a plain file).
         message: detail for ``"error"`` items (for people).
-        code: for programs, what kind of error: ``""``, or the
+        code: for programs, what kind of error: ``""``, the
             :attr:`~webark.crawllog.CrawlLogError.code` of a crawl.log error
-            (:data:`~webark.crawllog.parse.CUT_GZIP_CODE`: the file ends early).
+            (:data:`~webark.crawllog.parse.CUT_GZIP_CODE`: the file ends early), or
+            :data:`NO_DIGEST_LAYOUT` (a CDX layout without payload digests).
     """
 
     reason: str
@@ -128,6 +138,8 @@ class SourceReport:
         cut_short: the file could not be read to its end (a crawl.log.gz cut short or
             damaged, :data:`~webark.crawllog.parse.CUT_GZIP_CODE`): what came before
             the damage was loaded.
+        items: lines (crawl.log, CDX) or records (WARC) read, each loaded or skipped.
+        no_digest_layout: the file is a CDX whose layout has no payload digest.
     """
 
     path: str
@@ -136,10 +148,27 @@ class SourceReport:
     skipped: Counter[str] = field(default_factory=Counter)
     problems: list[Skip] = field(default_factory=list)
     cut_short: bool = False
+    items: int = 0
+    no_digest_layout: bool = False
 
     @property
     def errors(self) -> int:
         return self.skipped["error"]
+
+    @property
+    def unusable(self) -> str:
+        """Why nothing could be taken from the file at all (``""`` when something
+        could): it holds no line or record, none could be read, or it has no payload
+        digests. Such a file is an input error (exit status 1), not a file whose
+        captures the policy happened to skip."""
+        unit = "records" if self.kind == "warc" else "lines"
+        if self.no_digest_layout:
+            return "its CDX layout has no payload digest (k): no line can be an original"
+        if self.items == 0:
+            return f"no {unit}"
+        if self.loaded == 0 and self.errors >= self.items:
+            return f"none of its {self.items} {unit} could be read"
+        return ""
 
     def where(self, s: Skip) -> str:
         """``path:line`` or ``path @ offset`` of a skip."""
@@ -309,18 +338,33 @@ def _cdx_item(line: CdxLine, number: int, policy: DedupPolicy) -> Item:
     )
 
 
+def _no_digest_note(letters: Sequence[str], number: int) -> Skip:
+    layout = " ".join(letters)
+    nas = " (NetarchiveSuite's ARC CDX; its c is the MD5 of the whole ARC record)" \
+        if tuple(letters[:7]) == NAS_LETTERS[:7] else ""
+    return Skip(
+        "error", number, code=NO_DIGEST_LAYOUT,
+        message=f"CDX layout '{layout}'{nas} has no payload digest (k): its lines cannot be "
+        "originals; build from the harvest's crawl.logs (-l) or its (W)ARC files (-w)",
+    )
+
+
 def cdx_originals(
     path: str | os.PathLike[str], policy: DedupPolicy | None = None
 ) -> Iterator[Item]:
-    """The originals of a CDX (11 or 9 fields, with or without header), CDXJ or ng file,
-    plain or gzip: one item per data line (header, ``!`` and blank lines not counted).
+    """The originals of a CDX (any layout of :mod:`webark.cdx.classic`, with or without
+    `` CDX …`` header), CDXJ or ng file, plain or gzip: one item per data line (header,
+    ``!`` and blank lines not counted). The layout of a headerless classic CDX is that
+    of its first data line. A layout without a payload digest gives one ``error`` skip
+    with code :data:`NO_DIGEST_LAYOUT`, then a ``no-digest`` skip per line.
 
     Raises:
         OSError: the file cannot be read.
     """
     policy = policy or DedupPolicy()
-    letters: list[str] | None = None
+    letters: Sequence[str] | None = None
     fmt: str | None = None
+    noted = False
     with _open_text(path) as fh:
         for number, raw in enumerate(fh, 1):
             text = raw.rstrip("\r\n")
@@ -328,17 +372,26 @@ def cdx_originals(
                 continue
             if text.startswith((" CDX ", "CDX ")):
                 letters = text.split()[1:]
-                fmt = "cdx9" if letters == CDX9_HEADER.split()[1:] else "cdx11"
+                fmt = "cdx"
                 continue
             try:
                 fmt = fmt or detect_format(text)
-                if fmt in ("cdx11", "cdx9"):
+                if fmt in ("cdx", "cdx11", "cdx9"):
+                    fmt = "cdx"
+                    if letters is None:
+                        letters = guess_letters(text.split(" "))
+                    if not has_digest(letters):
+                        if not noted:
+                            noted = True
+                            yield _no_digest_note(letters, number)
+                        yield Skip("no-digest", number)
+                        continue
                     line = parse_cdx(text, letters)
                 else:
                     line = parse_line(text, fmt)  # type: ignore[arg-type]
                 yield _cdx_item(line, number, policy)
             except (ValueError, KeyError) as e:
-                yield Skip("error", number, message=str(e))
+                yield Skip("error", number, message=printable(str(e)))
 
 
 # -- loading ----------------------------------------------------------------------------
@@ -346,14 +399,28 @@ SOURCES: dict[SourceKind, Callable[[str | os.PathLike[str], DedupPolicy | None],
 SOURCES = {"crawl-log": crawl_log_originals, "warc": warc_originals, "cdx": cdx_originals}
 
 
+
 def _checked(c: Candidate, kind: SourceKind) -> Item:
-    """``c``, or an error skip when its digest or date would make ``add_many`` (all or
-    nothing per batch) fail."""
+    """``c``, or an error skip when a value would make ``add_many`` (all or nothing per
+    batch) fail: a bad digest or date, an offset SQLite cannot hold, text that is not
+    UTF-8 (a CDX or crawl.log line with other bytes in a URL or file name)."""
+    where = c.offset if kind == "warc" else None
     try:
         digest_bytes(c.digest)
         date_micros(c.date)
+        if c.offset is not None and not 0 <= c.offset <= MAX_FILE_OFFSET:
+            raise ValueError(f"offset {c.offset} is beyond any file")
+        for what, value in (("URL", c.url), ("WARC file name", c.warc_filename),
+                            ("record id", c.record_id), ("ETag", c.etag),
+                            ("Last-Modified", c.last_modified)):
+            if value is not None and not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValueError(
+                        f"{what} is not UTF-8: '{printable(value)[:200]}'") from None
     except ValueError as e:
-        return Skip("error", c.line, c.offset if kind == "warc" else None, f"{c.url}: {e}")
+        return Skip("error", c.line, where, f"{printable(c.url)}: {e}")
     return c
 
 
@@ -380,6 +447,11 @@ def load(
     batch: list[Candidate] = []
     n = 0
     for item in SOURCES[kind](path, policy):
+        if isinstance(item, Skip) and item.code == NO_DIGEST_LAYOUT:
+            # a note about the whole file, not one of its lines: always listed
+            report.no_digest_layout = True
+            report.problems.insert(0, item)
+            continue
         n += 1
         if isinstance(item, Candidate):
             item = _checked(item, kind)
@@ -401,6 +473,7 @@ def load(
             progress(n)
     if batch:
         report.loaded += index.add_many(c.row() for c in batch)
+    report.items = n
     index.flush()
     if progress is not None:
         progress(n)

@@ -185,7 +185,9 @@ class AddResult:
     """Outcome of adding one WARC: ``status`` is ``indexed``, ``skipped`` (already
     indexed) or ``failed`` (``message`` says why; the collection is unchanged for that
     WARC, except a completed copy in ``warcs/``); ``lines`` indexed; ``location`` where
-    the collection will read it; ``problems`` the reader's error/warning count."""
+    the collection will read it; ``problems`` the reader's error/warning count, of
+    which ``errors`` are errors (a damaged WARC: truncated, a broken record),
+    ``first_error`` the first of them as text (``file @ offset: …``)."""
 
     name: str
     status: Literal["indexed", "skipped", "failed"]
@@ -193,6 +195,8 @@ class AddResult:
     location: str = ""
     message: str = ""
     problems: int = 0
+    errors: int = 0
+    first_error: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -472,7 +476,9 @@ class Collection:
             raise CollectionError(f"{name}: no record could be read ({problems[0]})")
         if progress is not None:
             progress(name, size, size)
-        return AddResult(name, "indexed", n, location, problems=len(problems))
+        errors = [p for p in problems if p.severity == "error"]
+        return AddResult(name, "indexed", n, location, problems=len(problems),
+                         errors=len(errors), first_error=str(errors[0]) if errors else "")
 
     def _place(self, src: Path, mode: AddMode) -> tuple[str, bool]:
         """Put the WARC where the collection reads it; return that path and whether this

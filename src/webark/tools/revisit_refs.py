@@ -96,15 +96,20 @@ class LostIf:
     lost: list[tuple[RevisitRef, CdxLine]] = field(default_factory=list)
     recoverable: list[tuple[RevisitRef, CdxLine, CdxLine]] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, top: int | None = None) -> dict[str, Any]:
+        """The report as JSON: counts of lost and recoverable captures, and the first
+        ``top`` of each (None: all)."""
         return {
             "warc": self.warc,
-            "lost": [{**_ref_json(r), "original_offset": o.offset} for r, o in self.lost],
+            "lost_count": len(self.lost),
+            "recoverable_count": len(self.recoverable),
+            "lost": [{**_ref_json(r), "original_offset": o.offset}
+                     for r, o in self.lost[:top]],
             "recoverable": [
                 {**_ref_json(r), "original_offset": o.offset,
                  "other_copy": {"filename": a.filename, "offset": a.offset, "url": a.url,
                                 "timestamp": a.timestamp}}
-                for r, o, a in self.recoverable
+                for r, o, a in self.recoverable[:top]
             ],
         }
 

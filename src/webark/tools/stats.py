@@ -21,6 +21,10 @@ Definitions (all byte counts in bytes):
   webark write it) or, without one, the WARC file name up to its
   ``-<14–17-digit timestamp>`` (Heritrix/webark naming: ``PREFIX-20240101…-00001-…``).
 * **year**: of the capture's WARC-Date (UTC); ``unknown`` when it does not parse.
+* **MIME type**: of the HTTP head (or the record's Content-Type); a revisit counts
+  under **its original's type**, found with its size, so a 304 answer (a
+  ``server-not-modified`` revisit, whose head has no Content-Type) is counted where
+  its page is; an unresolved revisit under its own head's type (``unknown`` without).
 
 Memory is constant in the number of records except for per-key state: one 8-byte hash
 per distinct URL (the URL count), and per-host, per-MIME, per-year, per-harvest
@@ -35,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -209,8 +214,11 @@ class StatsCollector:
     def __init__(self) -> None:
         self.stats = ArchiveStats()
         self._url_hashes: set[int] = set()
-        self._sizes: dict[str, int] = {}  # payload digest -> payload length
-        self._pending: Counter[tuple[str, str, str, str]] = Counter()
+        # payload digest -> (payload length, MIME type) of the first capture with it
+        self._originals: dict[str, tuple[int, str]] = {}
+        # revisits, until their originals are known: (digest, own MIME, year, harvest)
+        # -> [count, bytes stored]
+        self._pending: dict[tuple[str, str, str, str], list[int]] = {}
 
     def _bucket(self, table: dict[str, Bucket], key: str) -> Bucket:
         b = table.get(key)
@@ -266,38 +274,44 @@ class StatsCollector:
         s.hosts[_host(url)] += 1
         date = rec.date
         year = str(date.year) if date is not None else "unknown"
-        mime = _mime_of(rec)
-        buckets = (s.total, self._bucket(s.mime, mime), self._bucket(s.year, year),
-                   self._bucket(s.harvest, harvest))
-        revisit = rec.type == "revisit"
-        size = 0
-        if not revisit:
-            size = payload_length(rec)
-            digest = rec.headers.payload_digest
-            if digest:
-                self._sizes.setdefault(digest_key(digest), size)
-        else:
-            digest = rec.headers.payload_digest
-            self._pending[(digest_key(digest) if digest else "", mime, year, harvest)] += 1
-        for b in buckets:
+        mime = sys.intern(_mime_of(rec))
+        digest = rec.headers.payload_digest
+        if rec.type == "revisit":
+            # counted under its original's MIME type once that is known (finish)
+            for b in (s.total, self._bucket(s.year, year), self._bucket(s.harvest, harvest)):
+                b.captures += 1
+                b.stored += stored
+                b.revisits += 1
+            key = (digest_key(digest) if digest else "", mime, year, harvest)
+            pending = self._pending.setdefault(key, [0, 0])
+            pending[0] += 1
+            pending[1] += stored
+            return
+        size = payload_length(rec)
+        if digest:
+            self._originals.setdefault(digest_key(digest), (size, mime))
+        for b in (s.total, self._bucket(s.mime, mime), self._bucket(s.year, year),
+                  self._bucket(s.harvest, harvest)):
             b.captures += 1
             b.stored += stored
-            if revisit:
-                b.revisits += 1
-            else:
-                b.represented += size
-                b.payload_stored += size
+            b.represented += size
+            b.payload_stored += size
 
     def finish(self) -> ArchiveStats:
-        """Resolve revisits to their originals' sizes and return the statistics."""
+        """Resolve revisits to their originals (size and MIME type) and return the
+        statistics."""
         s = self.stats
-        for (digest, mime, year, harvest), count in self._pending.items():
-            size = self._sizes.get(digest) if digest else None
-            if size is None:
+        for (digest, own_mime, year, harvest), (count, stored) in self._pending.items():
+            original = self._originals.get(digest) if digest else None
+            m = self._bucket(s.mime, original[1] if original else own_mime)
+            m.captures += count
+            m.revisits += count
+            m.stored += stored
+            if original is None:
                 s.unresolved_revisits += count
                 continue
-            for b in (s.total, s.mime[mime], s.year[year], s.harvest[harvest]):
-                b.represented += size * count
+            for b in (s.total, m, s.year[year], s.harvest[harvest]):
+                b.represented += original[0] * count
         self._pending.clear()
         return s
 

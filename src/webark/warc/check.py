@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from webark.core.digests import Digest
 from webark.core.errors import DigestError
+from webark.core.text import printable
 from webark.warc.headers import WarcHeaders
 from webark.warc.reader import ArchiveReader
 from webark.warc.record import Block, Problem, WarcRecord
@@ -301,13 +302,6 @@ def _digest_problem(rr: RecordReport, res: DigestResult, path: str, offset: int)
             "stored de-chunked (the block is not the bytes on the wire)", path, offset))
 
 
-def _printable(text: str) -> str:
-    """``text`` with bytes that were not UTF-8 (surrogate escapes) shown as ``\\xNN``,
-    so that it can be printed and encoded."""
-    if text.isascii():
-        return text
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
 
 def check_file(path: str | os.PathLike[str], verify_digests: bool = True) -> FileReport:
     """Check one (W)ARC file; never raises for bad content (only OSError)."""
@@ -317,7 +311,7 @@ def check_file(path: str | os.PathLike[str], verify_digests: bool = True) -> Fil
     seen_ids: dict[bytes, int] = {}
     first = True
     for rec in reader:
-        rtype = _printable(rec.type)
+        rtype = printable(rec.type)
         rr = RecordReport(rec.offset, rec.length, rtype, rec.target_uri,
                           problems=list(rec.forgiven))
         report.counts[rtype or "(none)"] += 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import mmap
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from webark.warc.headers import WarcHeaders
@@ -41,6 +41,37 @@ def _decode(raw: bytes, not_utf8: list[bytes]) -> str:
         return raw.decode("utf-8", "surrogateescape")
 
 
+class ProblemLog:
+    """The problems of one file, in file order (:attr:`problems`); a problem met while a
+    record is read also goes to that record's own list (:attr:`current`, set by the
+    reader while it reads a record)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.problems: list[Problem] = []
+        self.current: list[Problem] | None = None
+
+    def stream_problem(self, code: str, message: str, offset: int | None,
+                       severity: Severity = "error", between_records: bool = False) -> None:
+        """The :class:`~webark.warc.streams.ProblemSink` of the file's stream. A stream
+        problem found while a record is being read belongs to that record; one found
+        between records (a corrupt member dropped whole, garbage skipped, NUL bytes
+        between members) is a file-level problem only."""
+        p = Problem(severity, code, message, self.path, offset)
+        self.problems.append(p)
+        if self.current is not None and not between_records:
+            self.current.append(p)
+
+    def report(self, severity: Severity, code: str, message: str, offset: int | None,
+               into: list[Problem] | None = None) -> Problem:
+        """Record a problem of the file, and of a record when ``into`` is its list."""
+        p = Problem(severity, code, message, self.path, offset)
+        self.problems.append(p)
+        if into is not None:
+            into.append(p)
+        return p
+
+
 class CarefulReader:
     """Iterate the WARC records of one file, checking framing.
 
@@ -64,36 +95,18 @@ class CarefulReader:
         self.path = path
         self.end = end
         self.window_over = window_over if compression == "none" else None
-        self.problems: list[Problem] = []
-        self._current: list[Problem] | None = None
-        self.stream = LogicalStream(f, compression, self._stream_problem, base=base)
+        self.log = ProblemLog(path)
+        self.problems = self.log.problems
+        self.stream = LogicalStream(f, compression, self.log.stream_problem, base=base)
         self.compression = compression
         self.not_seekable = False
         self.misaligned = False
-
-    def _stream_problem(self, code: str, message: str, offset: int | None,
-                        severity: Severity = "error", between_records: bool = False) -> None:
-        # A stream problem found while a record is being read belongs to that record;
-        # one found between records (a corrupt member dropped whole, garbage skipped,
-        # NUL bytes between members) is a file-level problem only.
-        p = Problem(severity, code, message, self.path, offset)
-        self.problems.append(p)
-        if self._current is not None and not between_records:
-            self._current.append(p)
-
-    def _report(self, severity: Severity, code: str, message: str, offset: int | None,
-                into: list[Problem] | None = None) -> Problem:
-        p = Problem(severity, code, message, self.path, offset)
-        self.problems.append(p)
-        if into is not None:
-            into.append(p)
-        return p
 
     def __iter__(self) -> Iterator[WarcRecord]:
         s = self.stream
         while True:
             # skip blank lines between records (lenient) and detect EOF
-            self._current = None
+            self.log.current = None
             while True:
                 c = s.peek(1)
                 if c in (b"\r", b"\n"):
@@ -107,7 +120,7 @@ class CarefulReader:
             if self.end is not None and offset >= self.end:
                 return
             mine: list[Problem] = []
-            self._current = mine
+            self.log.current = mine
             if not exact and self.compression != "none":
                 m = s.member_at(start)
                 # a member that starts with the previous record's CRLF CRLF is still a
@@ -115,7 +128,7 @@ class CarefulReader:
                 exact = m is not None and m.ws_done and m.u_start + m.ws == start
                 if exact and not self.misaligned and s.peek(5).upper() == b"WARC/":
                     self.misaligned = True
-                    self._report(
+                    self.log.report(
                         "warning", "misaligned-members",
                         "a compressed member starts with the end of the previous record "
                         "(member boundaries do not match record boundaries); offsets still "
@@ -124,14 +137,14 @@ class CarefulReader:
                 self._skip_nul_run(offset)
                 continue
             if s.peek(5).upper() != b"WARC/":
-                self._report("error", "not-a-record",
-                             f"expected a WARC version line, found {s.peek(24)!r}; "
-                             "skipping to the next record", offset, mine)
+                self.log.report("error", "not-a-record",
+                                f"expected a WARC version line, found {s.peek(24)!r}; "
+                                "skipping to the next record", offset, mine)
                 self._resync()
                 continue
             if self.compression != "none" and not exact and not self.not_seekable:
                 self.not_seekable = True
-                self._report(
+                self.log.report(
                     "warning", "offsets-not-seekable",
                     "records do not start at compressed member boundaries (whole-file "
                     "compression or misaligned members): offsets are those of the enclosing "
@@ -144,18 +157,18 @@ class CarefulReader:
             version, fields, lf_only, folded = header
             headers = WarcHeaders(fields)
             if lf_only:
-                self._report("forgiven", "lf-line-endings",
-                             "WARC header lines end with LF, not CRLF", offset, mine)
+                self.log.report("forgiven", "lf-line-endings",
+                                "WARC header lines end with LF, not CRLF", offset, mine)
             if folded:
-                self._report("forgiven", "folded-field",
-                             "field value continued on a folded line (WARC 0.17/0.18)",
-                             offset, mine)
+                self.log.report("forgiven", "folded-field",
+                                "field value continued on a folded line (WARC 0.17/0.18)",
+                                offset, mine)
             clen = headers.content_length
             if clen is None or clen < 0:
-                self._report("error", "bad-content-length",
-                             f"Content-Length missing or invalid: "
-                             f"{headers.get('Content-Length')!r}; skipping the record",
-                             offset, mine)
+                self.log.report("error", "bad-content-length",
+                                f"Content-Length missing or invalid: "
+                                f"{headers.get('Content-Length')!r}; skipping the record",
+                                offset, mine)
                 self._resync()
                 continue
             block_start = s.tell()
@@ -169,25 +182,25 @@ class CarefulReader:
                 if inner is not None:
                     block = self._split_block(block, inner)
                     end_ok = True
-                    self._report("error", "truncated-record",
-                                 f"block has {inner} of {clen} bytes: the next record "
-                                 "starts inside the declared block", offset, mine)
+                    self.log.report("error", "truncated-record",
+                                    f"block has {inner} of {clen} bytes: the next record "
+                                    "starts inside the declared block", offset, mine)
                 elif block.size < clen:
-                    self._report("error", "truncated-record",
-                                 f"block has {block.size} of {clen} bytes (file ends early)",
-                                 offset, mine)
+                    self.log.report("error", "truncated-record",
+                                    f"block has {block.size} of {clen} bytes (file ends early)",
+                                    offset, mine)
                 else:
-                    self._report("error", "content-length-mismatch",
-                                 f"the block is not followed by CRLF CRLF (found "
-                                 f"{s.peek(4)!r}): the Content-Length is probably wrong; "
-                                 "resynchronising", offset, mine)
+                    self.log.report("error", "content-length-mismatch",
+                                    f"the block is not followed by CRLF CRLF (found "
+                                    f"{s.peek(4)!r}): the Content-Length is probably wrong; "
+                                    "resynchronising", offset, mine)
             end = s.tell()
             if self.compression == "none":
                 length = block_start - start + block.size
             else:
                 stored_end = s.stored_end(end) if exact else -1
                 length = stored_end - offset if stored_end >= 0 else -1
-            self._current = None
+            self.log.current = None
             yield WarcRecord(headers=headers, block=block, version=version, path=self.path,
                              offset=offset, length=length, forgiven=tuple(mine))
             if not end_ok:
@@ -209,14 +222,14 @@ class CarefulReader:
             if rest or not chunk:
                 break
         if s.peek(1):
-            self._report("error", "nul-bytes",
-                         f"{n} NUL bytes at {offset}-{offset + n} between records, data "
-                         "follows: a zeroed stretch of the file (records there are lost)",
-                         offset)
+            self.log.report("error", "nul-bytes",
+                            f"{n} NUL bytes at {offset}-{offset + n} between records, data "
+                            "follows: a zeroed stretch of the file (records there are lost)",
+                            offset)
         else:
-            self._report("warning", "nul-padding",
-                         f"{n} NUL bytes at {offset}-{offset + n} pad the end of the file",
-                         offset)
+            self.log.report("warning", "nul-padding",
+                            f"{n} NUL bytes at {offset}-{offset + n} pad the end of the file",
+                            offset)
 
     def _read_header(self, offset: int, mine: list[Problem]
                      ) -> tuple[str, list[tuple[str, str]], bool, bool] | None:
@@ -224,13 +237,13 @@ class CarefulReader:
         first = s.readline()
         m = _VERSION_RE.match(first)
         if not m:
-            self._report("error", "bad-version-line", f"bad version line {first[:40]!r}",
-                         offset, mine)
+            self.log.report("error", "bad-version-line", f"bad version line {first[:40]!r}",
+                            offset, mine)
             return None
         version = "WARC/" + m.group(1).decode()
         if not first.startswith(b"WARC/"):
-            self._report("forgiven", "lowercase-version-line",
-                         f"version line {first.strip()!r} is not upper case", offset, mine)
+            self.log.report("forgiven", "lowercase-version-line",
+                            f"version line {first.strip()!r} is not upper case", offset, mine)
         odd_eol = first.endswith(b"\r\r\n")
         lf_only = not first.endswith(b"\r\n")
         folded = False
@@ -239,27 +252,27 @@ class CarefulReader:
         total = len(first)
         while True:
             if _RESYNC_RE.match(s.peek(16)):
-                self._report("error", "truncated-header",
-                             "the WARC header ends without an empty line: the next record "
-                             "starts here", offset, mine)
+                self.log.report("error", "truncated-header",
+                                "the WARC header ends without an empty line: the next record "
+                                "starts here", offset, mine)
                 return None
             line = s.readline()
             total += len(line)
             if not line:
-                self._report("error", "truncated-header", "file ends inside the WARC header",
-                             offset, mine)
+                self.log.report("error", "truncated-header", "file ends inside the WARC header",
+                                offset, mine)
                 return None
             cut = _RESYNC_RE.search(line, 1)
             if cut is not None and cut.end() == len(line):
                 # the header was cut short and the next record glued onto this line
                 s.unread(line[cut.start() :])
-                self._report("error", "truncated-header",
-                             "the WARC header was cut short: the next record starts inside "
-                             "a header line", offset, mine)
+                self.log.report("error", "truncated-header",
+                                "the WARC header was cut short: the next record starts inside "
+                                "a header line", offset, mine)
                 return None
             if total > MAX_HEADER_BYTES:
-                self._report("error", "header-too-long", "no end of WARC header within 1 MiB",
-                             offset, mine)
+                self.log.report("error", "header-too-long", "no end of WARC header within 1 MiB",
+                                offset, mine)
                 return None
             if not line.strip(b"\r\n"):
                 break
@@ -276,21 +289,21 @@ class CarefulReader:
                 continue
             name, sep, value = text.partition(b":")
             if not sep:
-                self._report("error", "bad-field-line",
-                             f"header line without colon: {text[:60]!r}", offset, mine)
+                self.log.report("error", "bad-field-line",
+                                f"header line without colon: {text[:60]!r}", offset, mine)
                 if name.startswith(b"WARC/") or b"HTTP/" in name:
                     return None
                 continue
             fields.append((_decode(name.strip(), not_utf8), _decode(value.strip(), not_utf8)))
         if not_utf8:
             shown = ", ".join(repr(b[:60]) for b in not_utf8[:3])
-            self._report("forgiven", "non-utf8-field-value",
-                         f"WARC header bytes that are not UTF-8 (WARC 1.1 §4: fields are "
-                         f"UTF-8): {shown}; kept as they are (surrogate escapes)",
-                         offset, mine)
+            self.log.report("forgiven", "non-utf8-field-value",
+                            f"WARC header bytes that are not UTF-8 (WARC 1.1 §4: fields are "
+                            f"UTF-8): {shown}; kept as they are (surrogate escapes)",
+                            offset, mine)
         if odd_eol:
-            self._report("forgiven", "cr-cr-lf-line-endings",
-                         "WARC header lines end with CR CR LF", offset, mine)
+            self.log.report("forgiven", "cr-cr-lf-line-endings",
+                            "WARC header lines end with CR CR LF", offset, mine)
         return version, fields, lf_only, folded
 
     def _read_trailer(self, offset: int, mine: list[Problem], complete: bool) -> bool:
@@ -305,27 +318,27 @@ class CarefulReader:
         if tail[:2] == b"\n\n" or tail[:3] == b"\r\n\n" or tail == b"\n\r\n":
             n = 2 if tail[:2] == b"\n\n" else 3
             s.read(n)
-            self._report("forgiven", "lf-record-end",
-                         "record ends with LF LF instead of CRLF CRLF", offset, mine)
+            self.log.report("forgiven", "lf-record-end",
+                            "record ends with LF LF instead of CRLF CRLF", offset, mine)
             return True
         if s.peek(6) == b"\r\r\n\r\r\n":
             s.read(6)
-            self._report("forgiven", "cr-cr-lf-record-end",
-                         "record ends with CR CR LF CR CR LF", offset, mine)
+            self.log.report("forgiven", "cr-cr-lf-record-end",
+                            "record ends with CR CR LF CR CR LF", offset, mine)
             return True
         if tail[:2] == b"\r\n" and (tail == b"\r\n" or _RESYNC_RE.match(s.peek(18)[2:])):
             s.read(2)
-            self._report("error", "single-crlf-after-block",
-                         "only one CRLF after the block (two required)", offset, mine)
+            self.log.report("error", "single-crlf-after-block",
+                            "only one CRLF after the block (two required)", offset, mine)
             return True
         if not tail:
-            self._report("error", "missing-record-end",
-                         "file ends right after the block (CRLF CRLF missing)", offset, mine)
+            self.log.report("error", "missing-record-end",
+                            "file ends right after the block (CRLF CRLF missing)", offset, mine)
             return True
         if _RESYNC_RE.match(s.peek(16)):
-            self._report("error", "missing-record-end",
-                         "the next record starts right after the block (CRLF CRLF missing)",
-                         offset, mine)
+            self.log.report("error", "missing-record-end",
+                            "the next record starts right after the block (CRLF CRLF missing)",
+                            offset, mine)
             return True
         return False
 
@@ -370,29 +383,32 @@ class CarefulReader:
             f.seek(at)
             self.stream.unread(f.read())
             f.seek(0)
-            remaining = at
-
-            def bounded(n: int) -> bytes:
-                nonlocal remaining
-                chunk = f.read(min(n, remaining))
-                remaining -= len(chunk)
-                return chunk
-
-            return Block.from_reader(bounded, SPOOL_LIMIT)
+            return Block.from_reader(_bounded(f.read, at), SPOOL_LIMIT)
 
     def _read_block(self, clen: int) -> Block:
-        s = self.stream
-        if self.window_over is not None and clen > self.window_over:
-            start, _ = s.stored_offset(s.tell())
-            return Block.window(self.path, start, s.skip(clen))
-        if clen <= SPOOL_LIMIT:
-            return Block(s.read(clen))
-        remaining = clen
+        return read_block(self.stream, clen, self.path, self.window_over)
 
-        def bounded(n: int) -> bytes:
-            nonlocal remaining
-            data = s.read(min(n, remaining))
-            remaining -= len(data)
-            return data
 
-        return Block.from_reader(bounded, SPOOL_LIMIT)
+def read_block(s: LogicalStream, size: int, path: str, window_over: int | None) -> Block:
+    """The next ``size`` bytes of ``s`` (fewer at its end) as a block: in memory up to
+    :data:`SPOOL_LIMIT`, spooled to a temporary file beyond, or, in an uncompressed
+    file, a window on ``path`` (not read) when over ``window_over`` bytes."""
+    if window_over is not None and size > window_over:
+        start, _ = s.stored_offset(s.tell())
+        return Block.window(path, start, s.skip(size))
+    if size <= SPOOL_LIMIT:
+        return Block(s.read(size))
+    return Block.from_reader(_bounded(s.read, size), SPOOL_LIMIT)
+
+
+def _bounded(read: Callable[[int], bytes], size: int) -> Callable[[int], bytes]:
+    """``read`` that gives at most ``size`` bytes in all."""
+    remaining = size
+
+    def bounded(n: int) -> bytes:
+        nonlocal remaining
+        data = read(min(n, remaining))
+        remaining -= len(data)
+        return data
+
+    return bounded

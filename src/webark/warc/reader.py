@@ -11,8 +11,9 @@ Two engines, one result:
 
 The fast path hands over to the careful path at the first record it cannot vouch for and
 the careful path reads the rest of the file, so a broken record costs speed only from
-that point on, and nothing after it is lost. ARC files are read with warcio
-(:mod:`webark.warc.arc`). See DESIGN-NOTES.md for why.
+that point on, and nothing after it is lost. ARC files are read by
+:mod:`webark.warc.arc` (its own framing over the same logical stream). See
+DESIGN-NOTES.md for why.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import zstandard
 from fastwarc.warc import ArchiveIterator as FastIterator
 from fastwarc.warc import WarcHeader, WarcRecordType
 
-from webark.warc.arc import ArcStop, iter_arc, looks_like_arc
+from webark.warc.arc import ArcReader, looks_like_arc
 from webark.warc.headers import WarcHeaders
 from webark.warc.record import SPOOL_LIMIT, Block, Problem, WarcRecord
 from webark.warc.streams import (
@@ -63,7 +64,8 @@ class ArchiveReader:
         format: ``"warc"`` or ``"arc"`` (after the first record).
         compression: ``"none"``, ``"gzip"`` or ``"zstd"``.
         seekable: False when offsets do not point at records (whole-file gzip).
-        engine: ``"fast"``, ``"careful"`` or ``"fast+careful"`` (handed over mid-file).
+        engine: ``"fast"``, ``"careful"`` or ``"fast+careful"`` (handed over mid-file),
+            ``"arc"`` for ARC files.
 
     Records are yielded even when broken (their problems are in ``record.forgiven``);
     iteration itself never raises for bad content, only ``OSError`` for I/O failures.
@@ -113,14 +115,21 @@ class ArchiveReader:
         return looks_like_arc(head)
 
     def _iter_arc(self, f: BinaryIO) -> Iterator[WarcRecord]:
-        self.engine = "warcio-arc"
-        try:
-            for rec in iter_arc(f, self.path, self.compression == "gzip"):
-                self.problems.extend(rec.forgiven)
-                self.records_read += 1
-                yield rec
-        except ArcStop as stop:
-            self.problems.append(stop.problem)
+        self.engine = "arc"
+        if self.compression == "zstd":
+            self.problems.append(Problem("error", "arc-zstd", "zstd-compressed ARC files "
+                                         "do not exist; not read", self.path, 0))
+            return
+        arc = ArcReader(f, self.path, self.compression)
+        seen = 0
+        for rec in arc:
+            self.problems.extend(arc.problems[seen:])
+            seen = len(arc.problems)
+            self.records_read += 1
+            yield rec
+        self.problems.extend(arc.problems[seen:])
+        if self.compression != "none" and arc.not_seekable:
+            self.seekable = False
 
     def _iter_careful(self, f: BinaryIO, base: int) -> Iterator[WarcRecord]:
         zdict = None
@@ -423,9 +432,16 @@ def read_record_at(path: str | os.PathLike[str], offset: int) -> WarcRecord:
         f.seek(0)
         probe = LogicalStream(f, compression, lambda *a: None)
         if looks_like_arc(probe.peek(256)):
-            for rec in iter_arc(f, p, compression == "gzip"):
+            f.seek(offset)
+            compression = detect_compression(f.read(8))
+            f.seek(offset)
+            if compression == "zstd":
+                raise FormatError("no ARC record starts here", p, offset)
+            arc = ArcReader(f, p, compression, base=offset, window_over=WINDOW_OVER)
+            for rec in arc:
                 if rec.offset == offset:
                     return rec
+                break
             raise FormatError("no ARC record starts here", p, offset)
         zdict = read_zstd_dictionary(f) if compression == "zstd" else None
         f.seek(offset)
