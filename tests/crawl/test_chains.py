@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 from sites import TestSite, small_site
-
 from webark.crawl.controller import CrawlController
 from webark.crawl.job import job_from_mapping
 from webark.crawl.stats import STAGES
