@@ -13,7 +13,6 @@ from webark.core.errors import ConfigError, RequestError, StorageError, WebarkEr
 
 #: Raised and caught inside one module; never seen by callers.
 CONTROL_FLOW = {
-    "webark.warc.arc.ArcStop": "ends warcio's ARC iteration inside the ARC reader",
     "webark.fetch.transport.StaleConnection": "a kept-alive connection the server closed: "
     "the fetcher retries on a new one",
 }

@@ -66,8 +66,11 @@ def test_recrawl_finds_wget_originals_by_their_chunked_digest(tmp_path: Path,
     readings = dict(wget_rec.payload_digests("sha1"))
     assert readings["transfer-decoded"] != readings["chunked-bytes"]
     index = tmp_path / "wget-index.sqlite"
-    subprocess.run([*WEBARK, "dedup", "build", str(index), "--from-warc", str(wget_warc)],
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    built = subprocess.run([*WEBARK, "dedup", "build", str(index), "--from-warc",
+                            str(wget_warc)], check=True, capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+    # dedup build says which reading wget's digests follow
+    assert f"by reading: chunked-bytes {N + 1}" in built.stdout, built.stdout
 
     job = job_from_mapping({
         "seeds": [site.url("/")], "job_dir": str(tmp_path / "recrawl"),

@@ -234,6 +234,7 @@ def build(
                         "kind": r.kind,
                         "loaded": r.loaded,
                         "skipped": dict(sorted(r.skipped.items())),
+                        **({"chunked_digest_readings": dict(r.readings)} if r.readings else {}),
                         **({"unusable": r.unusable} if r.unusable else {}),
                     }
                 )
@@ -241,6 +242,10 @@ def build(
         else:
             skipped = ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items())) or "none"
             click.echo(f"{r.path}: {r.loaded} originals loaded; skipped: {skipped}")
+            if r.readings:
+                readings = ", ".join(f"{k} {v}" for k, v in sorted(r.readings.items()))
+                click.echo(f"  digests of chunked responses, by reading: {readings} "
+                           "(a recrawl looks chunked responses up under both)")  # fmt: skip
     total = sum(r.loaded for r in reports)
     summary = (
         f"{index}: {total} originals added from {len(reports)} files; index has "

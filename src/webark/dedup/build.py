@@ -45,6 +45,7 @@ from webark.cdx.classic import MAX_FILE_OFFSET, NAS_LETTERS, guess_letters, has_
 from webark.cdx.formats import detect_format, parse_line
 from webark.cdx.line import CdxLine
 from webark.core.digests import Digest
+from webark.core.errors import DigestError
 from webark.core.text import printable
 from webark.core.timestamps import format_w3c_date, from_timestamp14
 from webark.crawllog import CrawlLogError, CrawlLogLine, iter_crawl_log
@@ -82,6 +83,10 @@ class Candidate:
     etag: str | None = None
     last_modified: str | None = None
     line: int | None = None
+    reading: str | None = None
+    """Which reading of a chunked payload ``digest`` follows, when the record showed it
+    (:func:`digest_reading`): ``"transfer-decoded"`` (WARC 1.1), ``"chunked-bytes"``
+    (wget, warcio, wpull, warcprox); None when unknown (crawl.log, CDX) or not chunked."""
 
     def row(
         self,
@@ -140,6 +145,7 @@ class SourceReport:
             the damage was loaded.
         items: lines (crawl.log, CDX) or records (WARC) read, each loaded or skipped.
         no_digest_layout: the file is a CDX whose layout has no payload digest.
+        readings: chunked originals per digest reading (:attr:`Candidate.reading`).
     """
 
     path: str
@@ -150,6 +156,8 @@ class SourceReport:
     cut_short: bool = False
     items: int = 0
     no_digest_layout: bool = False
+    readings: Counter[str] = field(default_factory=Counter)
+    """Originals of chunked responses by the reading their digest follows (WARC input)."""
 
     @property
     def errors(self) -> int:
@@ -272,7 +280,22 @@ def _record_item(rec: WarcRecord, policy: DedupPolicy) -> Item:
         offset=where,
         etag=etag,
         last_modified=lastmod,
+        reading=digest_reading(rec, digest) if head is not None and head.is_chunked else None,
     )
+
+
+def digest_reading(rec: WarcRecord, digest: str) -> str | None:
+    """Which reading of the payload of ``rec`` (a chunked response) its stated
+    ``digest`` follows: ``"transfer-decoded"``, ``"chunked-bytes"`` or
+    ``"dechunked-body-under-chunked-header"`` (:meth:`WarcRecord.payload_digests`), None
+    when it matches none (a wrong digest; the record is indexed as stated). The index
+    keeps the digest as stated (a revisit must carry the original's digest); a recrawl
+    looks a chunked response up under both readings (:mod:`webark.capture.dedup`)."""
+    try:
+        d = Digest.parse(digest)
+    except DigestError:
+        return None
+    return next((name for name, raw in rec.payload_digests(d.algorithm) if raw == d.raw), None)
 
 
 def warc_originals(
@@ -456,6 +479,8 @@ def load(
         if isinstance(item, Candidate):
             item = _checked(item, kind)
         if isinstance(item, Candidate):
+            if item.reading:
+                report.readings[item.reading] += 1
             batch.append(item)
             if len(batch) >= _BATCH:
                 report.loaded += index.add_many(c.row() for c in batch)
