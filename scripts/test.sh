@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 V=.venv/bin
-echo "== ruff" && $V/ruff check src tests bench
+echo "== ruff" && $V/ruff check --no-cache src tests bench
 echo "== import layers (DESIGN.md)" && $V/lint-imports
 echo "== mypy" && $V/mypy
 echo "== pytest" && $V/pytest "$@"

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sites import CSS, HTML, PNG, PNG_BYTES, Hit, Page, TestSite, html
 
+from sites import CSS, HTML, PNG, PNG_BYTES, Hit, Page, TestSite, html
 from webark.core.digests import same_digest
 from webark.crawl.controller import CrawlController, CrawlSummary
 from webark.crawl.job import CrawlJob, job_from_mapping

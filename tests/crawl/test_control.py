@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
-from sites import Hit, TestSite, small_site, static_site
 
+from sites import Hit, TestSite, small_site, static_site
 from webark.crawllog.parse import read_crawl_log
 
 TOL = 0.005

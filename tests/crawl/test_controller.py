@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sites import Hit, TestSite, small_site, static_site
 
+from sites import Hit, TestSite, small_site, static_site
 from webark.cli.crawl_cmds import crawl
 from webark.crawl.controller import CrawlController, CrawlSetupError, CrawlSummary
 from webark.crawl.job import CrawlJob, JobConfigError, job_from_mapping

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 import test_crash_resume as base
-from sites import TestSite
 
+from sites import TestSite
 from webark.crawllog.parse import read_crawl_log
 
 KILLS = 10

@@ -34,8 +34,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from sites import HTML, PNG, PNG_BYTES, TEXT, Hit, Page, TestSite, html
 
+from sites import HTML, PNG, PNG_BYTES, TEXT, Hit, Page, TestSite, html
 from webark.crawllog.parse import read_crawl_log
 from webark.warc.reader import ArchiveReader
 

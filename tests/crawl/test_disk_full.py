@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sites import TestSite, static_site
 
 import webark.warc.writer as writer_mod
+from sites import TestSite, static_site
 from webark.crawl.controller import CrawlController, CrawlSummary
 from webark.crawl.job import CrawlJob, job_from_mapping
 from webark.crawllog.parse import read_crawl_log

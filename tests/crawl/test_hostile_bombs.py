@@ -22,8 +22,8 @@ from typing import Any
 
 import brotli
 import pytest
-from sites import HTML, TestSite
 
+from sites import HTML, TestSite
 from webark.crawl.controller import CrawlController
 from webark.crawl.extract import extract_links
 from webark.crawl.job import job_from_mapping

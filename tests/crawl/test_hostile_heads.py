@@ -11,7 +11,6 @@ import asyncio
 from pathlib import Path
 
 from sites import HTML, TEXT, TestSite, html
-
 from webark.crawl.controller import CrawlController
 from webark.crawl.job import job_from_mapping
 from webark.crawllog import CrawlLogLine

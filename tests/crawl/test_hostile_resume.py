@@ -18,8 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from sites import HTML, TEXT, TestSite, html
 
+from sites import HTML, TEXT, TestSite, html
 from webark.crawl.controller import CrawlController
 from webark.crawl.job import job_from_mapping
 from webark.crawllog.parse import read_crawl_log

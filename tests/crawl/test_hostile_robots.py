@@ -19,8 +19,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from sites import HTML, TEXT, TestSite, html
 
+from sites import HTML, TEXT, TestSite, html
 from webark.crawl.controller import CrawlController
 from webark.crawl.job import job_from_mapping
 from webark.crawllog.parse import read_crawl_log

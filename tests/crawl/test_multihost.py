@@ -26,8 +26,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from sites import HTML, TEXT, Hit, Page, TestSite, html
 
+from sites import HTML, TEXT, Hit, Page, TestSite, html
 from webark.crawl.controller import CrawlController, CrawlSummary
 from webark.crawl.job import job_from_mapping
 from webark.crawllog import CrawlLogLine

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sites import TestSite, static_site
 
+from sites import TestSite, static_site
 from webark.core.digests import same_digest
 from webark.crawl.controller import CrawlController, CrawlSummary
 from webark.crawl.job import CrawlJob, job_from_mapping

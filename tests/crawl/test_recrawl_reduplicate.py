@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sites import TestSite, static_site
 
+from sites import TestSite, static_site
 from webark.cdx.indexer import FileIndex
 from webark.core.digests import same_digest
 from webark.crawl.controller import CrawlController

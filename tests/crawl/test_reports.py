@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sites import TestSite, small_site, static_site
 
+from sites import TestSite, small_site, static_site
 from webark.crawl.controller import CrawlController, CrawlSummary
 from webark.crawl.curi import CrawlURI
 from webark.crawl.frontier import Frontier, FrontierConfig
