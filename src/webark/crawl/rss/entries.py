@@ -94,7 +94,9 @@ class ParsedFeed:
 
 def _date(entry: Mapping[str, Any]) -> float | None:
     for key in ("updated_parsed", "published_parsed"):
-        value = entry.get(key)
+        # dict.get: feedparser's own lookup maps a missing updated_parsed to
+        # published_parsed with a DeprecationWarning; the order is ours
+        value = dict.get(entry, key)  # type: ignore[call-overload]
         if isinstance(value, time.struct_time):
             return float(calendar.timegm(value))
     return None
