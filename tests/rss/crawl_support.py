@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from news_site import NewsSite
-from sites import Hit
 
+from sites import Hit
 from webark.crawl.controller import CrawlController, CrawlSummary
 from webark.crawl.job import CrawlJob, job_from_mapping
 from webark.warc.reader import ArchiveReader

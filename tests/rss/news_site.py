@@ -31,7 +31,7 @@ from html import escape
 
 from sites import CSS, HTML, PNG, TEXT, Page, TestSite
 
-__all__ = ["Article", "NewsSite", "SimClock", "Served"]
+__all__ = ["Article", "NewsSite", "Served", "SimClock"]
 
 RSS_TYPE = (("Content-Type", "application/rss+xml; charset=utf-8"),)
 ATOM_TYPE = (("Content-Type", "application/atom+xml; charset=utf-8"),)

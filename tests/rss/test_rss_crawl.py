@@ -22,6 +22,7 @@ What is proved, from the servers' access logs and the WARCs:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 import re
@@ -134,8 +135,9 @@ def test_every_entry_captured_exactly_once(crawled: dict[str, Any],
             assert got == ["response"], (url, got)
 
 
-def test_implied_pages_once_per_round_with_new_entries(crawled: dict[str, Any],
-                                                       news: dict[str, NewsSite]) -> None:  # fmt: skip
+def test_implied_pages_once_per_round_with_new_entries(
+    crawled: dict[str, Any], news: dict[str, NewsSite]
+) -> None:
     quiet_rounds = 0
     for site in news.values():
         feeds = site.feed_paths()
@@ -184,7 +186,7 @@ def test_rounds_wait_and_follow_each_other(crawled: dict[str, Any],
         seen: dict[str, set[str]] = {p: set() for p in feeds}
         emitted = crawled["emitted"][site.name.split(".")[0]]
         assert len(emitted) in (len(rounds), len(rounds) + 1)  # (the last one at the stop)
-        for a, b in zip(emitted, emitted[1:], strict=False):
+        for a, b in itertools.pairwise(emitted):
             assert b - a >= WAITS[site.name] - 0.002, (site.name, a, b)  # the minimum wait
         for rnd, at in zip(rounds, emitted, strict=False):
             assert rnd.start >= at  # a round's feeds are fetched once it is emitted
@@ -211,7 +213,7 @@ def test_rounds_wait_and_follow_each_other(crawled: dict[str, Any],
 def test_politeness_in_the_access_logs(crawled: dict[str, Any], news: dict[str, NewsSite]) -> None:
     for site in news.values():
         hits = site.server.snapshot()
-        for a, b in zip(hits, hits[1:], strict=False):
+        for a, b in itertools.pairwise(hits):
             assert b.start >= a.end, "one request at a time per host"
             assert b.start - a.end >= MIN_DELAY - 0.005, (a.path, b.path, b.start - a.end)
 
