@@ -166,8 +166,9 @@ class RssScheduler:
             due = self.next_due()
             if due is not None:
                 wait = min(poll, max(0.0, due - self.now()))
-            try:
-                await asyncio.wait_for(self._event.wait(), wait)
+            try:  # (not wait_for: Python 3.11's can swallow the crawl's cancellation)
+                async with asyncio.timeout(wait):
+                    await self._event.wait()
             except TimeoutError:  # a quiet moment: look at every round in progress
                 self._dirty.update(n for n, st in self.states.items()
                                    if st.phase is not Phase.WAITING)  # fmt: skip
@@ -244,7 +245,8 @@ class RssScheduler:
         self.round_feeds[site] = dict.fromkeys(feeds, False)
         self._refresh_site(site)
         self._add_feeds(site, feeds)
-        log.info("rss: site %s: round %d, %d feeds", site, self.states[site].rounds, len(feeds))
+        log.info("rss: site %s: round %d, %d feeds emitted at %.6f", site,
+                 self.states[site].rounds, len(feeds), now)  # fmt: skip
 
     def _add_feeds(self, site: str, feeds: list[str]) -> None:
         if feeds:
