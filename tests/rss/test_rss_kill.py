@@ -82,7 +82,8 @@ def _sites_state(job_dir: Path) -> dict[str, tuple[str, int]]:
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
     try:
         with contextlib.suppress(sqlite3.OperationalError):
-            return {r[0]: (r[1], r[2]) for r in con.execute("SELECT name, phase, rounds FROM sites")}
+            rows = con.execute("SELECT name, phase, rounds FROM sites")
+            return {r[0]: (r[1], r[2]) for r in rows}
         return {}
     finally:
         con.close()

@@ -525,7 +525,7 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
         values[key] = int(n) if integer else float(n)
     dedup_index = p.check(_dedup_index, cfg, base_dir)
     dedup = p.check(_bool, cfg, "dedup", rss is not None, default=False)
-    if rss is not None and cfg.get("dedup") is False:
+    if cfg.get("rss") is not None and cfg.get("dedup") is False:
         p.note("dedup", "continuous crawling (rss:) needs dedup: an unchanged feed is a "
                "revisit of its last capture; remove 'dedup: false'")
     p.raise_any()
