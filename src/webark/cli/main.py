@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "stats": ("webark.cli.stats_cmds", "stats", "How big is the archive: captures, bytes, dedup."),
     "reduplicate": ("webark.cli.reduplicate_cmds", "reduplicate_cmd",
                     "Write a harvest again with every revisit made a full response."),
+    "rss": ("webark.cli.rss_cmds", "rss",
+            "Continuous crawling: sites, feeds and implied pages (while the crawl runs)."),
     "revisits": ("webark.cli.revisits_cmds", "revisits",
                  "Revisit reports: originals and the revisits that depend on them."),
     "serve": ("webark.cli.serve_cmds", "serve",

@@ -4,11 +4,12 @@ disposition (``warcWriter``, ``candidates``, ``disposition``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from webark.crawl.context import CrawlContext
 from webark.crawl.extract.pool import ExtractPool
-from webark.crawl.processing import ProcessorChain
+from webark.crawl.processing import Processor, ProcessorChain
 from webark.crawl.processors.disposition import Candidates, Disposition, WarcWriter
 from webark.crawl.processors.extractors import Extractors
 from webark.crawl.processors.fetch_http import FetchHttp
@@ -42,9 +43,12 @@ class CrawlChains:
         return self.fetch.names + self.extract.names + self.disposition.names
 
 
-def build_chains(ctx: CrawlContext, pool: ExtractPool, resume_log: ResumeLog) -> CrawlChains:
+def build_chains(ctx: CrawlContext, pool: ExtractPool, resume_log: ResumeLog,
+                 extra: Sequence[Processor] = ()) -> CrawlChains:  # fmt: skip
     """The chains of the crawl ``ctx`` (its job folder's ``state/robots.sqlite`` is
-    opened for the robots.txt prerequisite)."""
+    opened for the robots.txt prerequisite). ``extra`` processors (a crawl extension's,
+    e.g. continuous crawling's ``rssFeeds``) go into the disposition chain after
+    ``warcWriter``, before ``candidates``."""
     job, board = ctx.job, ctx.stats.board
     robots = RobotsPrerequisite(ctx, job.state_dir / "robots.sqlite", job.warcs_dir, resume_log)
     finisher = Disposition(ctx)
@@ -52,8 +56,9 @@ def build_chains(ctx: CrawlContext, pool: ExtractPool, resume_log: ResumeLog) ->
         fetch=ProcessorChain("fetch", [Preconditions(ctx, robots, resume_log), FetchHttp(ctx)],
                              board),
         extract=ProcessorChain("extract", [Extractors(ctx, pool)], board),
-        disposition=ProcessorChain("disposition", [WarcWriter(ctx), Candidates(ctx), finisher],
-                                   board, final=True),
+        disposition=ProcessorChain(
+            "disposition", [WarcWriter(ctx), *extra, Candidates(ctx), finisher], board, final=True
+        ),
         finisher=finisher,
         robots=robots,
     )

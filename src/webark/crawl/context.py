@@ -8,9 +8,17 @@ call (never copy a field), so that what the control API changes while the crawl 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from webark.capture import CaptureConfig, CaptureMeta, SeriesConfig, WarcCaptureBackend
+from webark.capture import (
+    CaptureConfig,
+    CaptureMeta,
+    SeriesConfig,
+    WarcCaptureBackend,
+    is_disk_full,
+)
 from webark.crawl.curi import CrawlURI
 from webark.crawl.frontier import Frontier, FrontierConfig
 from webark.crawl.job import CrawlJob
@@ -21,7 +29,27 @@ from webark.fetch import FetchLimits, HttpFetcher
 from webark.robots import RobotsMode
 from webark.warc.builders import WarcinfoFields
 
-__all__ = ["CrawlContext", "capture_config", "capture_meta", "frontier_config", "http_fetcher"]
+__all__ = [
+    "CrawlContext",
+    "UriListener",
+    "capture_config",
+    "capture_meta",
+    "frontier_config",
+    "http_fetcher",
+]
+
+log = logging.getLogger(__name__)
+
+
+class UriListener(Protocol):
+    """Told of every URI the crawl finishes for good (Heritrix's
+    ``CrawlURIDispositionEvent`` with SUCCEEDED / FAILED / DISREGARDED; a URI that will
+    be retried is not finished). Continuous crawling accounts its rounds with it."""
+
+    def uri_finished(self, curi: CrawlURI, status: int) -> None:
+        """``curi`` is finished with ``status`` (its crawl.log line is written and the
+        frontier has it finished). Called synchronously from the disposition chain."""
+        ...
 
 
 def frontier_config(job: CrawlJob) -> FrontierConfig:
@@ -91,6 +119,13 @@ class CrawlContext:
         frontier: the frontier (set when the crawl opens).
         backend: the capture back end (set when the crawl opens).
         disk_full: set once a write failed for lack of space; nothing more is written.
+        listeners: told of each finished URI (:class:`UriListener`).
+        source_scopes: scopes for the outlinks of URIs by source tag, instead of
+            :attr:`scope` (continuous crawling judges what its sites' rounds derive by
+            their hop path); see :meth:`scope_for`.
+        run_while_empty: an empty frontier does not end the crawl (Heritrix's
+            ``runWhileEmpty``, set by continuous crawling): it runs until stopped or a
+            crawl quota is reached.
     """
 
     job: CrawlJob
@@ -101,6 +136,9 @@ class CrawlContext:
     frontier: Frontier | None = None
     backend: WarcCaptureBackend | None = None
     disk_full: bool = False
+    listeners: list[UriListener] = field(default_factory=list)
+    source_scopes: dict[str, DecideRuleSequence] = field(default_factory=dict)
+    run_while_empty: bool = False
     queued: set[str] = field(default_factory=set)
     """Outlinks this run has already accepted and handed to the frontier (bounded):
     the frontier's seen filter would ignore them, so they skip the scope and the
@@ -125,3 +163,22 @@ class CrawlContext:
             source=line.source_tag, duplicate=duplicate, redirect=redirect,
             annotations=line.annotations,
         )  # fmt: skip
+
+    def scope_for(self, curi: CrawlURI) -> DecideRuleSequence:
+        """The scope that judges the outlinks of ``curi``: the scope of its source tag
+        in :attr:`source_scopes`, else the job's :attr:`scope`."""
+        if curi.source is not None and self.source_scopes:
+            return self.source_scopes.get(curi.source, self.scope)
+        return self.scope
+
+    def uri_finished(self, curi: CrawlURI, status: int) -> None:
+        """Tell the :attr:`listeners` that ``curi`` is finished with ``status``. A
+        listener's bug is logged, not raised (the URI is finished either way); a full
+        disk is raised (the crawl stops)."""
+        for listener in self.listeners:
+            try:
+                listener.uri_finished(curi, status)
+            except Exception as e:
+                if is_disk_full(e):
+                    raise
+                log.exception("listener %r failed for %s", listener, curi.uri)

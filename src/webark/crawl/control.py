@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -37,8 +37,18 @@ from webark.fetch import refusal
 
 if TYPE_CHECKING:
     from webark.crawl.controller import CrawlController, CrawlSummary
+    from webark.crawl.rss.scheduler import RssScheduler
+    from webark.crawl.rss.store import RssStore
 
-__all__ = ["AddSeedsResult", "ControlError", "ControlStateError", "CrawlControl"]
+__all__ = [
+    "AddSeedsResult",
+    "ControlError",
+    "ControlStateError",
+    "CrawlControl",
+    "rss_change",
+    "rss_listing",
+    "rss_scheduler",
+]
 
 STARTING, RUNNING, PAUSING, PAUSED, STOPPING, FINISHED = (
     "STARTING",
@@ -363,3 +373,56 @@ class CrawlControl:
         ctl.job = dataclasses.replace(ctl.job, min_delay=lo, max_delay=hi, delay_factor=factor)
         ctl.job.save()
         return self.settings()
+
+
+# -- continuous crawling (webark.crawl.rss) ---------------------------------------------
+
+
+def rss_scheduler(control: CrawlControl) -> RssScheduler:
+    """The continuous-crawling scheduler of the crawl ``control`` operates.
+
+    Raises:
+        ControlError: the crawl has no ``rss:`` section.
+    """
+    from webark.crawl.rss.scheduler import RssScheduler
+
+    for ext in control.controller.extensions:
+        if isinstance(ext, RssScheduler):
+            return ext
+    raise ControlError("not a continuous crawl: the job has no rss: section")
+
+
+def rss_listing(control: CrawlControl) -> list[dict[str, Any]]:
+    """Every site with its configuration, state and feeds (``webark rss list --json``).
+
+    Raises:
+        ControlError: not a continuous crawl.
+    """
+    from webark.crawl.rss.store import RssStore
+
+    with RssStore.open(rss_scheduler(control).database) as store:
+        return store.listing()
+
+
+def rss_change(control: CrawlControl, change: Callable[[RssStore], Any]) -> Any:
+    """Run ``change`` (e.g. ``lambda s: s.add_site("news", min_wait=600)``) on the
+    crawl's RSS database, on a connection of its own as ``webark rss`` does, then have
+    the scheduler read it at once. Returns what ``change`` returned.
+
+    Raises:
+        ControlError: not a continuous crawl, or the change was refused (no such site,
+            a bad URL or wait …: :class:`~webark.crawl.rss.model.RssConfigError`).
+        ControlStateError: the crawl is stopping or finished.
+    """
+    from webark.crawl.rss.model import RssConfigError
+    from webark.crawl.rss.store import RssStore
+
+    control._require_running("change the RSS configuration")
+    scheduler = rss_scheduler(control)
+    try:
+        with RssStore.open(scheduler.database) as store:
+            result = change(store)
+    except RssConfigError as e:
+        raise ControlError(str(e)) from None
+    scheduler.config_changed()
+    return result

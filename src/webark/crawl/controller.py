@@ -21,7 +21,8 @@ chain. Link extraction runs in worker processes (:class:`~webark.crawl.extract.p
 queue without politeness delay is released right after the fetch so the next fetch of
 the host overlaps the extraction (:mod:`webark.crawl.pipeline`).
 
-The crawl ends when nothing is queued or in flight, when ``max_uris`` successful fetches
+The crawl ends when nothing is queued or in flight (unless an extension keeps it running:
+continuous crawling, :mod:`webark.crawl.rss`), when ``max_uris`` successful fetches
 are done, or on :meth:`CrawlController.request_stop` (SIGINT/SIGTERM in the CLI):
 in-flight URIs finish, the WARCs are closed and the reports written. ``resume=True``
 continues a stopped or killed job (:mod:`webark.crawl.resume`). A full disk stops the
@@ -42,7 +43,7 @@ import collections
 import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,7 @@ from webark.capture.backend import DedupStore
 from webark.crawl.chains import CrawlChains, build_chains
 from webark.crawl.context import CrawlContext, capture_config, frontier_config, http_fetcher
 from webark.crawl.curi import CrawlURI
+from webark.crawl.extension import CrawlExtension, job_extensions
 from webark.crawl.extract.pool import ExtractPool, default_processes
 from webark.crawl.frontier import Frontier, FrontierConfig
 from webark.crawl.job import CrawlJob
@@ -105,6 +107,9 @@ class CrawlController:
         extract_processes: link extraction worker processes; None:
             ``$WEBARK_EXTRACT_PROCESSES`` or
             :func:`~webark.crawl.extract.pool.default_processes`.
+        extensions: what runs beside the workers (:mod:`webark.crawl.extension`);
+            None: those the job asks for (:func:`~webark.crawl.extension.job_extensions`:
+            continuous crawling for an ``rss:`` section). Their reports are added.
     """
 
     def __init__(
@@ -118,6 +123,7 @@ class CrawlController:
         on_progress: Callable[[StatsSnapshot], None] | None = None,
         progress_interval: float = 0.5,
         extract_processes: int | None = None,
+        extensions: Sequence[CrawlExtension] | None = None,
     ) -> None:
         if extract_processes is None:
             env = os.environ.get("WEBARK_EXTRACT_PROCESSES", "").strip()
@@ -129,7 +135,8 @@ class CrawlController:
         self.resume = resume
         self._own_fetcher = fetcher is None
         self._dedup = dedup
-        self.reports = reports
+        self.extensions = tuple(job_extensions(job) if extensions is None else extensions)
+        self.reports = (*reports, *(r for e in self.extensions for r in e.reports))
         self.on_progress = on_progress
         self.progress_interval = progress_interval
         self.repaired: list[str] = []
@@ -203,6 +210,9 @@ class CrawlController:
             self._stopping = True
             self._stop_reason = reason
         self.unpaused.set()  # paused workers wake up and end
+        for fut in self._idle_workers:  # idle ones too (a continuous crawl has many)
+            if not fut.done():
+                fut.set_result(None)
 
     @property
     def stopping(self) -> bool:
@@ -225,7 +235,8 @@ class CrawlController:
         settle_recovered(ctx.frontier, self._resume_log)
         ctx.backend = WarcCaptureBackend(capture_config(job, self.stats.job_name),
                                          dedup=self._dedup)  # fmt: skip
-        self._chains = build_chains(ctx, pool, self._resume_log)
+        extra = [proc for e in self.extensions for proc in e.open(ctx, self._wake_one)]
+        self._chains = build_chains(ctx, pool, self._resume_log, extra)
         self._pipeline = UriPipeline(ctx, self._chains, pool, self._wake_one, self._disk_full)
         for s in job.seeds:
             self.stats.add_seed(s)
@@ -242,6 +253,8 @@ class CrawlController:
             await self._pipeline.cancel()
         if self._pool is not None:
             self._pool.close()
+        for e in self.extensions:
+            e.close()
         if self.ctx.backend is not None:
             await self.ctx.backend.aclose()
         if self._chains is not None:
@@ -273,6 +286,9 @@ class CrawlController:
         assert frontier is not None
         try:
             ticker = asyncio.create_task(self._ticker())
+            side = [asyncio.create_task(e.run()) for e in self.extensions]
+            for task in side:
+                task.add_done_callback(self._extension_ended)
             workers = [asyncio.create_task(self._worker(i + 1)) for i in range(self.job.workers)]
             try:
                 await asyncio.gather(*workers)
@@ -280,8 +296,9 @@ class CrawlController:
                 await self._pipeline.drain()  # URIs whose links are still being processed
             finally:
                 ticker.cancel()
-                for w in workers:
+                for w in [*workers, *side]:
                     w.cancel()
+                await asyncio.gather(*side, return_exceptions=True)
             if frontier.quota_reached and not self._stopping:
                 self._stop_reason = f"max_uris ({self.job.max_uris}) reached"
         finally:
@@ -304,6 +321,18 @@ class CrawlController:
         assert self.ctx.backend is not None
         return CrawlSummary(snap, self._stop_reason, tuple(self.ctx.backend.paths), tuple(paths),
                             disk_full=self.ctx.disk_full)  # fmt: skip
+
+    def _extension_ended(self, task: asyncio.Task[None]) -> None:
+        """An extension's loop ended by itself: a bug, or a full disk; stop the crawl."""
+        if task.cancelled() or self._stopping:
+            return
+        e = task.exception()
+        if e is not None and is_disk_full(e):
+            self.ctx.disk_full = True
+            self._disk_full(str(e))
+            return
+        log.error("a crawl extension failed; stopping the crawl", exc_info=e)
+        self.request_stop(f"a crawl extension failed: {e!r}")
 
     async def _ticker(self) -> None:
         while True:
@@ -328,6 +357,9 @@ class CrawlController:
             if curi is None:
                 wake = frontier.next_wake()
                 if wake is None and frontier.in_flight == 0:
+                    if self.ctx.run_while_empty and not frontier.quota_reached:
+                        await self._idle(1.0)  # continuous crawling adds URIs and wakes us
+                        continue
                     self._wake_one()  # pass the news on: another worker ends too
                     return  # nothing queued that can become ready, nothing in flight
                 wait = 0.02 if wake is None else min(max(wake - self.stats.now(), 0.002), 0.25)

@@ -893,6 +893,17 @@ class Frontier:
             top_queues=tops,
         )
 
+    def unfinished(self, source: str) -> int:
+        """How many URIs with source tag ``source`` are queued or in flight (continuous
+        crawling: a site's round is over when none is left). Scans the queued and in
+        flight URIs (partial indexes): cheap while the frontier holds few, as a
+        continuous crawl's does."""
+        total = 0
+        for state in (_QUEUED, _IN_FLIGHT):  # literal states: the partial indexes apply
+            sql = f"SELECT COUNT(*) FROM uris WHERE state = {state:d} AND source = ?"
+            total += self._db.execute(sql, (source,)).fetchone()[0]
+        return total
+
     def status_of(self, uri: str) -> tuple[str, int | None] | None:
         """``("queued" | "in flight" | "finished", last status)`` of ``uri`` (looked up by
         :func:`fingerprint`), or ``None`` when it was never added."""

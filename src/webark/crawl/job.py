@@ -81,6 +81,8 @@ JOB_KEYS: dict[str, str] = {
     "dedup_policy": "mapping: which captures are deduplicated: statuses, skip_mime_types, "
     "only_mime_types, min_size, empty_payload (see webark.dedup.policy.POLICY_KEYS)",
     "scope": "mapping of scope options (see webark.crawl.scope.SCOPE_KEYS)",
+    "rss": "mapping: continuous crawling from RSS/Atom feeds (sites, hops_regex, scope, "
+    "poll_interval, database; see webark.crawl.rss.settings.RSS_KEYS); seeds may be empty",
 }
 
 CODECS = ("gzip", "zstd", "none")
@@ -137,6 +139,8 @@ class CrawlJob:
     dns_records: bool = True
     scope: Mapping[str, Any] = field(default_factory=dict)
     dedup_policy: Mapping[str, Any] = field(default_factory=dict)
+    rss: Mapping[str, Any] | None = None
+    """The ``rss:`` section (continuous crawling, :mod:`webark.crawl.rss`), or None."""
 
     # -- derived -------------------------------------------------------------------
     @property
@@ -268,9 +272,10 @@ def _check_contact(items: list[str]) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _check_seeds(items: list[str]) -> tuple[str, ...]:
-    if not items:
-        raise JobConfigError("seeds", "at least one seed URL is needed (--seed URL)")
+def _check_seeds(items: list[str], rss: bool = False) -> tuple[str, ...]:
+    if not items and not rss:
+        raise JobConfigError("seeds", "at least one seed URL is needed (--seed URL), or an "
+                             "rss: section (continuous crawling)")
     for i, s in enumerate(items):
         p = urlsplit(s)
         if p.scheme not in ("http", "https") or not p.hostname:
@@ -448,6 +453,21 @@ def _dedup_index(cfg: Mapping[str, Any], base_dir: Path | None) -> Path | None:
     return dedup_index
 
 
+def _rss(cfg: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``rss:`` section, validated (:func:`webark.crawl.rss.settings.rss_settings`);
+    None when absent or null (``rss: {}`` is continuous crawling of the database's sites)."""
+    if cfg.get("rss") is None:
+        return None
+    from webark.crawl.rss.settings import RssSettingsError, rss_settings
+
+    try:
+        rss_settings(cfg["rss"])
+    except RssSettingsError as e:
+        problems = tuple((f"rss.{k}", r) for k, r in e.problems)
+        raise JobConfigError(*problems[0], problems) from None
+    return dict(cfg["rss"])
+
+
 def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) -> CrawlJob:
     """Validate a job mapping (from YAML, JSON or CLI options).
 
@@ -467,7 +487,8 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
             close = difflib.get_close_matches(str(key), JOB_KEYS, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
             p.note(str(key), f"unknown key; {hint}known keys: {', '.join(JOB_KEYS)}")
-    seeds = p.check(lambda: _check_seeds(_strings(cfg, "seeds")), default=())
+    rss = p.check(_rss, cfg)
+    seeds = p.check(lambda: _check_seeds(_strings(cfg, "seeds"), rss is not None), default=())
     contact = p.check(lambda: _check_contact(_strings(cfg, "contact")), default=())
     job_dir = p.check(_job_dir, cfg, base_dir, default=Path("."))
     min_delay, max_delay = p.check(_delays, cfg, default=(3.0, 30.0))
@@ -503,12 +524,15 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
                     default=start)  # fmt: skip
         values[key] = int(n) if integer else float(n)
     dedup_index = p.check(_dedup_index, cfg, base_dir)
-    dedup = p.check(_bool, cfg, "dedup", False, default=False)
+    dedup = p.check(_bool, cfg, "dedup", rss is not None, default=False)
+    if cfg.get("rss") is not None and cfg.get("dedup") is False:
+        p.note("dedup", "continuous crawling (rss:) needs dedup: an unchanged feed is a "
+               "revisit of its last capture; remove 'dedup: false'")
     p.raise_any()
     return CrawlJob(
         seeds=seeds, job_dir=job_dir, contact=contact, min_delay=min_delay,
         max_delay=max_delay, dedup=dedup or dedup_index is not None, dedup_index=dedup_index,
-        **values,
+        rss=rss, **values,
     )  # fmt: skip
 
 

@@ -218,6 +218,7 @@ _PROCESSOR_FUNCTIONS = {
     "metadata records, dedup index",
     "candidates": "scope decisions on outlinks; frontier adds; quota-blocked URIs logged",
     "disposition": "crawl.log line (unless retried); politeness delay of the queue",
+    "rssFeeds": "continuous crawling: a round's feeds read, new entries and implied pages",
 }
 
 

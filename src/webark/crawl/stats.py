@@ -319,6 +319,9 @@ class StatsSnapshot:
     """Seconds the crawl ran in earlier sessions (before ``--resume``)."""
     crawl_started: float | None = None
     """When the crawl's first session started (``started`` is this session's)."""
+    extensions: MappingProxyType[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """Read-only snapshots of the crawl's extensions by name (``"rss"``: continuous
+    crawling's sites and feeds, :class:`~webark.crawl.rss.report.RssSnapshot`)."""
 
     @property
     def elapsed(self) -> float:
@@ -373,6 +376,9 @@ class CrawlStats:
     not_modified_bytes: int = 0
     board: WorkerBoard = field(default_factory=WorkerBoard)
     _revisit_kinds: dict[str, str] = field(default_factory=dict)
+    extension_snapshots: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    """Name → a function returning a read-only snapshot of a crawl extension, taken
+    into every :meth:`snapshot` (its ``extensions``)."""
     clock: Callable[[], float] | None = None
     """The crawl's clock (wall-clock seconds that advance with the monotonic clock:
     :func:`~webark.crawl.frontier.anchored_clock`, the frontier's too), for ``now`` and
@@ -502,6 +508,7 @@ class CrawlStats:
             state=state,
             prior_elapsed=self.prior_elapsed,
             crawl_started=self.crawl_started,
+            extensions=MappingProxyType({k: f() for k, f in self.extension_snapshots.items()}),
         )
 
     def to_json(self) -> dict[str, Any]:

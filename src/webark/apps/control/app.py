@@ -24,6 +24,22 @@ written to ``JOBDIR/control.json``, mode 0600); anything else gets 401. Endpoint
     JSON with any of ``min_delay``, ``max_delay`` (seconds), ``delay_factor``; answer:
     the live settings.
 
+Continuous crawling (a job with ``rss:``; :mod:`webark.crawl.rss`), seen by the crawl at
+once (the live RSS report is ``GET /reports/rss``):
+
+``GET /rss``
+    Every site with its configuration, state and feeds (as ``webark rss list --json``).
+``POST /rss/sites``
+    Add a site: ``{"name": …, "min_wait": "10m" or seconds, "active": true}`` (201).
+``POST /rss/sites/{name}``
+    Change it: ``{"min_wait": …}`` and/or ``{"active": false}`` (deactivate).
+``POST /rss/feeds``
+    Add a feed: ``{"site": …, "uri": …, "implied_pages": [URL, …]}`` (201).
+``POST /rss/feeds/change``
+    ``{"uri": …, "active": false}`` deactivates a feed (``true``: activates it).
+``POST /rss/implied``, ``DELETE /rss/implied``
+    ``{"feed": URI, "uri": PAGE}``: add or remove an implied page of a feed.
+
 Errors are JSON ``{"error": …, "status": …}``: 400 bad body or value, 401 no or wrong
 token, 404 unknown report, 409 the crawl is stopping or finished.
 """
@@ -183,8 +199,93 @@ def create_control_app(control: CrawlControl, token: str) -> Starlette:
         Route("/stop", guarded(stop), methods=["POST"]),
         Route("/seeds", guarded(seeds), methods=["POST"]),
         Route("/delays", guarded(delays), methods=["POST"]),
+        *_rss_routes(control, guarded),
     ]
     return Starlette(routes=routes)
+
+
+def _rss_routes(control: CrawlControl, guarded: Callable[[Handler], Handler]) -> list[Route]:
+    """The continuous-crawling endpoints (module docstring), a 400 for a crawl without
+    ``rss:``. Changes are made as ``webark rss`` makes them and seen at once."""
+    from dataclasses import asdict
+
+    from webark.crawl.control import rss_change, rss_listing
+    from webark.crawl.rss.interval import IntervalError, parse_interval
+
+    async def body_of(request: Request, *required: str) -> dict[str, Any]:
+        body = await _json_body(request)
+        if not isinstance(body, dict):
+            raise ControlError("expected a JSON object")
+        missing = [k for k in required if k not in body]
+        if missing:
+            raise ControlError(f"missing {', '.join(missing)}")
+        return body
+
+    def wait_of(body: dict[str, Any]) -> float | None:
+        if body.get("min_wait") is None:
+            return None
+        try:
+            return parse_interval(body["min_wait"])
+        except IntervalError as e:
+            raise ControlError(str(e)) from None
+
+    def flag(body: dict[str, Any], key: str = "active") -> bool | None:
+        value = body.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise ControlError(f"{key}: expected true or false, got {value!r}")
+        return value
+
+    async def listing(request: Request) -> Response:
+        return JSONResponse(rss_listing(control))
+
+    async def add_site(request: Request) -> Response:
+        b = await body_of(request, "name")
+        wait, active = wait_of(b), flag(b)
+        site = rss_change(control, lambda st: st.add_site(
+            str(b["name"]), min_wait=60.0 if wait is None else wait, active=active is not False))
+        return JSONResponse(asdict(site), 201)
+
+    async def change_site(request: Request) -> Response:
+        b = await body_of(request)
+        wait, active = wait_of(b), flag(b)
+        name = request.path_params["name"]
+        site = rss_change(control, lambda st: st.change_site(name, min_wait=wait, active=active))
+        return JSONResponse(asdict(site))
+
+    async def add_feed(request: Request) -> Response:
+        b = await body_of(request, "site", "uri")
+        pages = b.get("implied_pages") or []
+        if not isinstance(pages, list):
+            raise ControlError("implied_pages: expected a list of URLs")
+        active = flag(b)
+        feed = rss_change(control, lambda st: st.add_feed(
+            str(b["site"]), str(b["uri"]), implied_pages=[str(u) for u in pages],
+            active=active is not False))
+        return JSONResponse(asdict(feed), 201)
+
+    async def change_feed(request: Request) -> Response:
+        b = await body_of(request, "uri")
+        active = flag(b)
+        feed = rss_change(control, lambda st: st.change_feed(str(b["uri"]), active=active))
+        return JSONResponse(asdict(feed))
+
+    async def implied(request: Request) -> Response:
+        b = await body_of(request, "feed", "uri")
+        feed_uri, page = str(b["feed"]), str(b["uri"])
+        if request.method == "DELETE":
+            feed = rss_change(control, lambda st: st.remove_implied_page(feed_uri, page))
+        else:
+            feed = rss_change(control, lambda st: st.add_implied_page(feed_uri, page))
+        return JSONResponse(asdict(feed))
+
+    return [
+        Route("/rss", guarded(listing), methods=["GET"]),
+        Route("/rss/sites", guarded(add_site), methods=["POST"]),
+        Route("/rss/sites/{name}", guarded(change_site), methods=["POST"]),
+        Route("/rss/feeds", guarded(add_feed), methods=["POST"]),
+        Route("/rss/feeds/change", guarded(change_feed), methods=["POST"]),
+        Route("/rss/implied", guarded(implied), methods=["POST", "DELETE"]),
+    ]
 
 
 def _server_class() -> Any:

@@ -13,6 +13,11 @@ with no ``await`` between the crawl.log line and :meth:`Frontier.finished`:
   :meth:`~webark.crawl.frontier.Frontier.finished`, which sets the queue's politeness
   delay ``clamp(delay_factor × fetch time, min_delay, max_delay)``, raised to
   Crawl-delay. The lines of URIs a queue quota blocked follow (``Q:`` annotation).
+  Each URI finished for good is then told to the context's listeners
+  (:meth:`~webark.crawl.context.CrawlContext.uri_finished`).
+
+Outlinks are judged by :meth:`~webark.crawl.context.CrawlContext.scope_for` the URI they
+come from (the job's scope, or its source tag's: continuous crawling).
 """
 
 from __future__ import annotations
@@ -68,7 +73,7 @@ class Candidates:
         assert ctx.frontier is not None
         ctx.stats.board.add_items(self.name, len(p.links))
         known = ctx.queued
-        scope = ctx.scope
+        scope = ctx.scope_for(p.curi)
         children = []
         for lk in p.links:
             if lk.url in known:  # already in the frontier: adding it again is a no-op
@@ -125,6 +130,8 @@ class Disposition:
                                        retry_after=retry_after, size=size)  # fmt: skip
         p.done = True
         log_blocked(ctx, result.blocked_uris, p.worker)
+        if result.outcome is Outcome.FINISHED:
+            ctx.uri_finished(curi, status)
 
 
 def log_blocked(ctx: CrawlContext, uris: tuple[CrawlURI, ...] | list[CrawlURI],
@@ -133,3 +140,4 @@ def log_blocked(ctx: CrawlContext, uris: tuple[CrawlURI, ...] | list[CrawlURI],
     for c in uris:
         ctx.log(capture_line(c.uri, S_BLOCKED_BY_QUOTA, capture_meta(c, worker),
                              annotations=(_QUOTA_ANNOTATION,)), seed=c.seed)  # fmt: skip
+        ctx.uri_finished(c, S_BLOCKED_BY_QUOTA)
