@@ -88,6 +88,14 @@ def continuous(site: NewsSite, work: Path, real_s: float, min_wait_s: float) -> 
         {"name": "bench", "min_wait": min_wait_s, "feeds": feeds}]}})  # fmt: skip
     p = subprocess.Popen([WEBARK, "crawl", "--no-progress", "--no-control", str(job)],
                          stderr=subprocess.DEVNULL)  # fmt: skip
+    # the period is measured from the crawler's first crawl.log line: its start-up (imports,
+    # extraction workers) takes seconds on a loaded machine and is no part of the period
+    crawl_log = work / "rss" / "logs" / "crawl.log"
+    ready = time.monotonic() + 120
+    while time.monotonic() < ready and p.poll() is None:
+        if crawl_log.exists() and crawl_log.stat().st_size:
+            break
+        time.sleep(0.05)
     samples: list[tuple[float, int]] = []
     t0 = time.monotonic()
     while time.monotonic() - t0 < real_s:
