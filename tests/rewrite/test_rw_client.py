@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from webark.rewrite.client import client_config_script, client_script
+from webark.rewrite.client import CLIENT_PARTS, client_config_script, client_script
 
 NODE = shutil.which("node")
 HARNESS = Path(__file__).with_name("client_harness.js")
@@ -24,8 +24,9 @@ def test_client_script_is_package_data() -> None:
     text = client_script()
     assert "window.__webark" in text and "XMLHttpRequest.prototype.open" in text
     assert "</" not in text and "<!--" not in text  # can be inlined in a <script> element
-    path = resources.files("webark.rewrite").joinpath("client.js")
-    assert path.read_text(encoding="utf-8") == text
+    files = resources.files("webark.rewrite")
+    assert text == "\n".join(files.joinpath(n).read_text(encoding="utf-8") for n in CLIENT_PARTS)
+    assert "__webarkCssInstalled" in text and "__webarkGuardInstalled" in text
 
 
 def test_config_script_is_ascii_and_cannot_close_the_element() -> None:
