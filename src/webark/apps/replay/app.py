@@ -133,8 +133,13 @@ def is_api_request(scope: Scope) -> bool:
     return False
 
 
+#: Characters an HTTP field value cannot hold (RFC 9110 §5.5: CTLs other than HTAB);
+#: servers refuse to send them (uvicorn drops the connection).
+_CTL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def _latin1(value: str) -> bytes:
-    value = value.replace("\r", " ").replace("\n", " ")
+    value = _CTL.sub(" ", value)
     try:
         return value.encode("latin-1")
     except UnicodeEncodeError:
