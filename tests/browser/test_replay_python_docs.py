@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from browser_support import (
+    VIEWPORT,
     assert_banner_visible,
     captured,
     make_collection,
@@ -155,3 +156,40 @@ def test_search_form_works_in_the_archive(context: Any, pydocs: dict[str, Any]) 
     page.locator("#search-results ul.search li").first.wait_for(timeout=15000)
     assert page.locator("#search-results ul.search li").count() > 5
     assert_archive_only(requests, pydocs["prefix"])
+
+
+#: HTML pages of the crawl replayed by test_a_spread_of_pages_replays_in_full
+SPREAD = 12
+
+
+def test_a_spread_of_pages_replays_in_full(browser: Any, pydocs: dict[str, Any]) -> None:
+    """``SPREAD`` HTML pages spread over the crawl, in a context that ignores the CSP (a
+    URL the rewriting misses shows up as an escape): every request for a captured
+    resource answered from the archive, none leaving the replay server
+    (``bench/replay_fidelity.py`` does the same for every page of a full crawl)."""
+    query = {"url": pydocs["site_url"], "matchType": "prefix", "output": "json",
+             "filter": "mime:text/html"}
+    r = httpx.get(pydocs["prefix"] + "cdx", params=query)
+    assert r.status_code == 200, r.text
+    pages = sorted({(x["url"], x["timestamp"]) for x in map(json.loads, r.text.splitlines())
+                    if x["status"] == "200"})  # fmt: skip
+    assert len(pages) > SPREAD, len(pages)
+    step = len(pages) / SPREAD
+    answered = 0
+    for url, ts in (pages[int(i * step)] for i in range(SPREAD)):
+        context = browser.new_context(viewport=VIEWPORT, service_workers="block", bypass_csp=True)
+        try:
+            requests = watch_requests(context, pydocs["base"])
+            page = context.new_page()
+            resp = page.goto(f"{pydocs['prefix']}{ts}/{url}", wait_until="load")
+            assert resp is not None and resp.status == 200, (url, resp and resp.status)
+            page.wait_for_load_state("networkidle")
+            assert_archive_only(requests, pydocs["prefix"])
+            for failed in requests.failed():
+                orig = original_url(failed, pydocs["prefix"])
+                assert orig and not captured(pydocs["prefix"], orig), (failed, url)
+            answered += sum(1 for u, s in requests.statuses.items()
+                            if s < 400 and original_url(u, pydocs["prefix"]))  # fmt: skip
+        finally:
+            context.close()
+    assert answered > 3 * SPREAD  # each page and its stylesheets, scripts, images

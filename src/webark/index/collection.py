@@ -255,8 +255,10 @@ class Collection:
         store: StoreKind = "sqlite",
         compat: Compat = "cdxj-indexer",
         add_mode: AddMode = "copy",
+        post_append: bool = True,
     ) -> Collection:
-        """Create the folder layout and ``collection.toml`` (name = the folder's name).
+        """Create the folder layout and ``collection.toml`` (name = the folder's name;
+        the other arguments are its keys, see the module docstring).
 
         Raises:
             CollectionError: a collection already exists there, or ``root`` is a file.
@@ -268,8 +270,9 @@ class Collection:
             raise CollectionError(f"{root}: not a folder")
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         cfg = CollectionConfig(
-            name=root.resolve().name, created=now, store=store, compat=compat, add_mode=add_mode
-        )
+            name=root.resolve().name, created=now, store=store, compat=compat,
+            post_append=post_append, add_mode=add_mode,
+        )  # fmt: skip
         coll = cls(root, cfg)
         for d in (coll.warcs_dir, coll.indexes_dir):
             d.mkdir(parents=True, exist_ok=True)

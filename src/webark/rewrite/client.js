@@ -15,11 +15,13 @@
  * EventSource, Worker, history.pushState/replaceState, window.open, the URL property
  * setters of elements (src, href, action, poster, data, srcset, formAction),
  * setAttribute/setAttributeNS, innerHTML/outerHTML/insertAdjacentHTML,
- * document.write/writeln. Service worker registration is refused (a site's worker
- * would take over the archive's URL space).
+ * document.write/writeln (HTML strings: URL attributes, character references decoded,
+ * <style> contents, meta refresh). Service worker registration is refused (a site's
+ * worker would take over the archive's URL space).
  *
- * Getters are left alone: reading a.href gives the archive URL, so code that copies
- * it into window.location stays in the archive (location itself cannot be wrapped).
+ * Getters are left alone: reading a.href gives the archive URL. CSS that enters the
+ * page at run time is client_css.js's, navigations and sockets client_guard.js's
+ * (served after this file, as one script; they use window.__webarkRewrite).
  */
 (function () {
   "use strict";

@@ -15,6 +15,12 @@ everything else is replay (URL space in :mod:`webark.apps.replay.paths`):
 * "Not in archive" (404) with the nearest captures and similar URLs; blocked (451);
 * diff ``/{coll}/diff/{ts1}/{ts2}/{url}`` (:mod:`.diff`).
 
+A memento request is ``GET``/``HEAD``, or ``POST``/``PUT`` from a replayed page, looked
+up by its method and body (:func:`webark.cdx.post.method_url`, the key the indexer gave
+the capture of the same request) and answered without a redirect. A URL without
+captures gets a fuzzy match (:mod:`webark.index.fuzzy`) named in :data:`FUZZY_HEADER`.
+WebSocket handshakes are refused (:func:`refuse_websocket`).
+
 Nothing is ever fetched from the live web. Index lookups and WARC reads run in worker
 threads (Starlette's ``run_in_threadpool``), never in the event loop; large payloads
 are streamed.
