@@ -226,3 +226,26 @@ def assert_banner_visible(page: Any, prefix: str) -> None:
     data = page.evaluate("window.__webark_banner")
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", data["date"]), data
     assert data["captures"].startswith((prefix, urlsplit(prefix).path)), data
+
+
+def replay_in_full(browser: Any, base: str, prefix: str, timestamp: str, url: str) -> int:
+    """Load the memento ``{prefix}{timestamp}/{url}`` in a fresh context that ignores the
+    replay CSP (a URL the rewriting misses then shows up as a request to another host,
+    aborted and counted); fail unless it loads, no request left the replay server and
+    every request that failed asked for something not captured. Returns how many
+    archive requests were answered (status < 400)."""
+    context = browser.new_context(viewport=VIEWPORT, service_workers="block", bypass_csp=True)
+    try:
+        requests = watch_requests(context, base)
+        page = context.new_page()
+        resp = page.goto(f"{prefix}{timestamp}/{url}", wait_until="load")
+        assert resp is not None and resp.status == 200, (url, resp and resp.status)
+        page.wait_for_load_state("networkidle")
+        assert requests.escaped == [] and requests.outside() == [], requests.outside()
+        failed = requests.failed()
+        for u in failed:
+            orig = original_url(u, prefix)
+            assert orig is not None and not captured(prefix, orig), (url, u, failed)
+        return sum(1 for u, s in requests.statuses.items() if s < 400 and original_url(u, prefix))
+    finally:
+        context.close()

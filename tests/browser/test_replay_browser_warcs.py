@@ -20,14 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import (
-    VIEWPORT,
-    captured,
-    make_collection,
-    original_url,
-    watch_requests,
-    webark_serve,
-)
+from browser_support import make_collection, replay_in_full, webark_serve
 
 from webark.index.collection import Collection
 from webark.index.source import KeyRange
@@ -74,24 +67,5 @@ def test_browser_made_warc_replays_from_the_archive_alone(browser: Any, served: 
     pages = served["pages"][rel]
     assert len(pages) == BROWSER_WARCS[rel], pages
     prefix = served["base"] + served["names"][rel] + "/"
-    answered = 0
-    for ts, url in pages:
-        # the CSP bypassed: a URL the rewriting misses must show up as an escape
-        context = browser.new_context(viewport=VIEWPORT, service_workers="block",
-                                      bypass_csp=True)  # fmt: skip
-        try:
-            requests = watch_requests(context, served["base"])
-            page = context.new_page()
-            resp = page.goto(f"{prefix}{ts}/{url}", wait_until="load")
-            assert resp is not None and resp.status == 200, (url, resp and resp.status)
-            page.wait_for_load_state("networkidle")
-            assert requests.escaped == [] and requests.outside() == [], requests.outside()
-            failed = requests.failed()
-            for u in failed:
-                orig = original_url(u, prefix)
-                assert orig is not None and not captured(prefix, orig), (u, failed)
-            answered += sum(1 for u, s in requests.statuses.items()
-                            if s < 400 and original_url(u, prefix))  # fmt: skip
-        finally:
-            context.close()
+    answered = sum(replay_in_full(browser, served["base"], prefix, ts, url) for ts, url in pages)
     assert answered >= len(pages)

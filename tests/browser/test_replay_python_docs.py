@@ -15,12 +15,12 @@ from typing import Any
 import httpx
 import pytest
 from browser_support import (
-    VIEWPORT,
     assert_banner_visible,
     captured,
     make_collection,
     original_url,
     python_docs_dir,
+    replay_in_full,
     static_site,
     watch_requests,
     webark,
@@ -175,21 +175,6 @@ def test_a_spread_of_pages_replays_in_full(browser: Any, pydocs: dict[str, Any])
                     if x["status"] == "200"})  # fmt: skip
     assert len(pages) > SPREAD, len(pages)
     step = len(pages) / SPREAD
-    answered = 0
-    for url, ts in (pages[int(i * step)] for i in range(SPREAD)):
-        context = browser.new_context(viewport=VIEWPORT, service_workers="block", bypass_csp=True)
-        try:
-            requests = watch_requests(context, pydocs["base"])
-            page = context.new_page()
-            resp = page.goto(f"{pydocs['prefix']}{ts}/{url}", wait_until="load")
-            assert resp is not None and resp.status == 200, (url, resp and resp.status)
-            page.wait_for_load_state("networkidle")
-            assert_archive_only(requests, pydocs["prefix"])
-            for failed in requests.failed():
-                orig = original_url(failed, pydocs["prefix"])
-                assert orig and not captured(pydocs["prefix"], orig), (failed, url)
-            answered += sum(1 for u, s in requests.statuses.items()
-                            if s < 400 and original_url(u, pydocs["prefix"]))  # fmt: skip
-        finally:
-            context.close()
+    answered = sum(replay_in_full(browser, pydocs["base"], pydocs["prefix"], ts, url)
+                   for url, ts in (pages[int(i * step)] for i in range(SPREAD)))  # fmt: skip
     assert answered > 3 * SPREAD  # each page and its stylesheets, scripts, images
