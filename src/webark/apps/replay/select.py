@@ -15,7 +15,7 @@ Each candidate in turn:
 * otherwise it is :class:`Chosen`.
 
 If only self-redirects are left, the nearest of them is served (what the archive has);
-if nothing is left, :class:`Missing` lists the captures that were tried.
+if nothing is left, :class:`Missing` lists the captures that did not load.
 
 **Fuzzy match**: when the URL has no capture at all, the captures that answer it by the
 rules of :mod:`webark.index.fuzzy` (cache-busters, tracking and version parameters,
@@ -68,7 +68,7 @@ class Blocked:
 @dataclass(frozen=True, slots=True)
 class Missing:
     """Nothing to serve: ``tried`` the candidates that failed to load, ``failures``
-    why (one message per candidate)."""
+    why (one message per candidate); fuzzy matches of another type are not listed."""
 
     tried: list[CdxLine] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -107,6 +107,7 @@ def select_capture(
         found = fuzzy_matches(ctx.source, url, timestamp, limit=limit, exclude=exclude)
         candidates = [(m.line, m) for m in found]
     loops: list[Chosen] = []
+    unloadable: list[CdxLine] = []
     failures: list[str] = []
     for line, fuzzy in candidates:
         if access.rules:
@@ -118,6 +119,7 @@ def select_capture(
         except (WarcNotFound, FormatError, UnresolvedRevisit, OSError) as exc:
             msg = f"{line.url} @ {line.timestamp} ({line.filename}:{line.offset}): {exc}"
             log.warning("collection %r: skipping capture %s", ctx.name, msg)
+            unloadable.append(line)
             failures.append(msg)
             continue
         if fuzzy is not None and not acceptable(fuzzy, rc.status, rc.header("Content-Type"),
@@ -133,4 +135,4 @@ def select_capture(
         return Chosen(rc, fuzzy)
     if loops:
         return loops[0]
-    return Missing([line for line, _ in candidates], failures)
+    return Missing(unloadable, failures)
