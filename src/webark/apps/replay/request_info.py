@@ -10,6 +10,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from webark.core.errors import RequestError
 from webark.index.fuzzy import extension_family
 
 __all__ = ["BODY_METHODS", "MAX_LOOKUP_BODY", "BodyTooLarge", "expected_families",
@@ -81,8 +82,8 @@ BODY_METHODS = frozenset({"POST", "PUT"})
 MAX_LOOKUP_BODY = 8 << 20
 
 
-class BodyTooLarge(ValueError):
-    """A request body over :data:`MAX_LOOKUP_BODY` bytes."""
+class BodyTooLarge(RequestError, ValueError):
+    """A request body over :data:`MAX_LOOKUP_BODY` bytes (answered with 413)."""
 
 
 async def lookup_body(request: Request, limit: int = MAX_LOOKUP_BODY) -> bytes:
