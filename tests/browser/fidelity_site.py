@@ -90,7 +90,7 @@ var s3 = document.createElement("style"); document.head.appendChild(s3);
 s3.innerHTML = ".o{background:url(/img/o.png)}";
 var s4 = document.createElement("style"); var t4 = document.createTextNode(".p{}");
 s4.appendChild(t4); document.head.appendChild(s4);
-t4.replaceData(0, t4.length, ".p{background:url(/img/p.png)}");
+setTimeout(function () { t4.replaceData(0, t4.length, ".p{background:url(/img/p.png)}"); }, 0);
 new FontFace("F", "url(/fonts/f.woff2)").load().then(done, done);
 </script></body></html>"""
 FRAGMENT = json.dumps({"html": '<style>.a{background:url(//cdn.fidelity.test/img/a.png)}</style>'

@@ -293,6 +293,10 @@
         var r = records[i];
         if (r.type === "attributes") {
           fixStyleAttribute(r.target);
+        } else if (r.type === "characterData") {
+          if (inStyle(r.target)) {
+            fixStyleElement(r.target.parentNode);
+          }
         } else if (isStyleElement(r.target)) {
           fixStyleElement(r.target);
         } else {
@@ -301,6 +305,7 @@
           }
         }
       }
-    }).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["style"] });
+    }).observe(document, { childList: true, subtree: true, characterData: true,
+                           attributes: true, attributeFilter: ["style"] });
   }
 })();
