@@ -10,7 +10,9 @@ archive, in Debian's Chromium: ``webark serve`` vs pywb 2.10 on the same WARCs.
 **WARCs.** The python docs crawl of ``bench/replay.py`` (made once into the cache), or
 the ``--warc`` files. **Servers.** As ``bench/replay.py`` starts them (webark: a
 collection, ``webark serve``; pywb: ``wb-manager add`` + ``wayback`` from its own venv);
-pywb pages in ``mp_`` mode (its frame's content, no top frame).
+each in its default mode (pywb's is framed: the top frame and the ``mp_`` page in it,
+both counted; an ``mp_`` page opened alone sends the browser to the top frame at once,
+aborting its own requests).
 
 **Per page** (every HTML 200 capture, or ``--pages`` spread over them), in a fresh
 Playwright context on ``/usr/bin/chromium`` that ignores the pages' CSP (so that a URL a
@@ -83,7 +85,7 @@ def replay_page(browser: Any, base: str, path: str, captured: Captured) -> dict[
     ctx = browser.new_context(viewport={"width": 1280, "height": 800}, service_workers="block",
                               bypass_csp=True)  # fmt: skip
     escaped: list[str] = []
-    finals: dict[int, tuple[str, str, int]] = {}
+    finals: dict[int, tuple[str, str, int | str]] = {}
 
     def route(r: Any, req: Any) -> None:
         if req.url.startswith(base) or req.url.startswith(("data:", "blob:", "about:")):
@@ -96,8 +98,11 @@ def replay_page(browser: Any, base: str, path: str, captured: Captured) -> dict[
         first = req
         while first.redirected_from is not None:
             first = first.redirected_from
-        resp = None if failed else req.response()
-        finals[id(first)] = (first.method, first.url, resp.status if resp else 0)
+        if failed:
+            finals[id(first)] = (first.method, first.url, req.failure or "failed")
+            return
+        resp = req.response()
+        finals[id(first)] = (first.method, first.url, resp.status if resp else "no response")
 
     ctx.route("**/*", route)
     page = ctx.new_page()
@@ -119,10 +124,10 @@ def replay_page(browser: Any, base: str, path: str, captured: Captured) -> dict[
         out["requests"] += 1
         if method == "GET" and captured(m.group(3)):
             out["captured"] += 1
-            if 0 < status < 400:
+            if isinstance(status, int) and status < 400:
                 out["answered"] += 1
             else:
-                out["misses"].append(f"{m.group(3)} ({status or 'no answer'})")
+                out["misses"].append(f"{m.group(3)} ({status})")
     return out
 
 
@@ -160,7 +165,8 @@ def main() -> None:
             for name in names:
                 _, port = servers[name]
                 base = f"http://127.0.0.1:{port}/"
-                mode = "mp_" if name == "pywb" else ""
+                mode = ""  # pywb's default is framed: its mp_ page, opened alone,
+                # sends the browser to the top frame, aborting its own requests
                 tot: dict[str, Any] = {"requests": 0, "captured": 0, "answered": 0,
                                        "escaped": 0, "misses": [], "escapes": []}  # fmt: skip
                 for i, (ts, url) in enumerate(pages):
