@@ -159,7 +159,7 @@ def test_search_form_works_in_the_archive(context: Any, pydocs: dict[str, Any]) 
 
 
 #: HTML pages of the crawl replayed by test_a_spread_of_pages_replays_in_full
-SPREAD = 12
+SPREAD = 8
 
 
 def test_a_spread_of_pages_replays_in_full(browser: Any, pydocs: dict[str, Any]) -> None:
