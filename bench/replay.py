@@ -7,6 +7,7 @@
     .venv/bin/python bench/replay.py --quick         # 3 s phases: smoke test
     .venv/bin/python bench/replay.py --only webark   # skip pywb
     .venv/bin/python bench/replay.py --check         # exit 1 if the target is missed
+    .venv/bin/python bench/replay.py --baseline main --rounds 3   # before/after in one run
 
 **WARCs.** A ``webark crawl`` of Debian's python3-doc served by nginx on
 ``127.0.0.1:8801`` (the peers' ``site.sh``, started and stopped again when it is not
@@ -47,6 +48,13 @@ fragments, non-HTTP schemes and the server's own files: the share that lands in
 the archive, and rewrites the absolute ones), with the server's insert
 (webark's banner data ``__webark_banner``; pywb's ``wombat.js``); a failed check prints
 a WARNING and the script exits 2.
+
+**Before and after.** ``--baseline REF`` also serves webark as of git ``REF`` (its
+``src/`` exported with ``git archive`` into ``<cache>/replay/baseline-src``, run by the
+same interpreter with ``PYTHONPATH`` set to it, over its own collection of the same
+WARCs); ``--rounds N`` measures every server N times, the order turned around each round
+so that a busy spell of the machine does not favour one of them; each figure is the
+round with the median requests/s. Both webark rows get their own ratio to pywb.
 
 Target (issue 5): webark ≥ 3× pywb's requests/s. The last line of stdout is one JSON
 object.
@@ -142,18 +150,22 @@ Server = tuple[subprocess.Popen[bytes], int]
 """A server process and its port."""
 
 
-def start_webark(work: Path, warcs: list[Path], workers: int) -> Server:
-    root = work / "webark-colls"
+def start_webark(work: Path, warcs: list[Path], workers: int, src: Path | None = None,
+                 label: str = "webark") -> Server:  # fmt: skip
+    """``webark serve`` over a new collection of ``warcs`` in ``work/{label}-colls``; with
+    ``src``, the webark of that source tree (``PYTHONPATH``) indexes and serves."""
+    root = work / f"{label}-colls"
     shutil.rmtree(root, ignore_errors=True)
+    env = dict(os.environ, PYTHONPATH=str(src)) if src is not None else None
     subprocess.run([*WEBARK, "collection", "init", str(root / COLL)], check=True,
-                   capture_output=True)  # fmt: skip
+                   capture_output=True, env=env)  # fmt: skip
     subprocess.run([*WEBARK, "collection", "add", "--link", "--no-progress", str(root / COLL),
-                    *map(str, warcs)], check=True, capture_output=True)  # fmt: skip
+                    *map(str, warcs)], check=True, capture_output=True, env=env)  # fmt: skip
     port = free_port()
-    log_f = open(work / "webark-serve.log", "wb")  # noqa: SIM115 - kept open for the child
+    log_f = open(work / f"{label}-serve.log", "wb")  # noqa: SIM115 - kept open for the child
     proc = subprocess.Popen([*WEBARK, "serve", str(root), "--port", str(port),
                              "--workers", str(workers)],
-                            stdout=log_f, stderr=subprocess.STDOUT, cwd=ROOT)  # fmt: skip
+                            stdout=log_f, stderr=subprocess.STDOUT, cwd=ROOT, env=env)  # fmt: skip
     wait_http(f"http://127.0.0.1:{port}/{COLL}/cdx?url={SEED}&limit=1", proc, "webark serve")
     return proc, port
 
@@ -174,6 +186,17 @@ def start_pywb(work: Path, warcs: list[Path], venv: Path) -> Server:
     return proc, port
 
 
+def export_baseline(work: Path, ref: str) -> Path:
+    """``src/`` of git ``ref`` exported into ``work/baseline-src`` (replaced); its path."""
+    dest = work / "baseline-src"
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], check=True,
+                             capture_output=True).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest / "src"
+
+
 def replay_path(server: str, ts: str, url: str) -> str:
     """The request path of a page's default rewritten replay on ``server``."""
     return f"/{COLL}/{ts}{'mp_' if server == 'pywb' else ''}/{url}"
@@ -191,14 +214,15 @@ def check_page(server: str, port: int, ts: str, url: str) -> dict[str, Any]:
     # every link, resolved as the browser does against the replay URL, must land in the
     # collection (pywb leaves relative links as they are: they resolve into the archive
     # as they stand); the servers' own files and non-HTTP links (file:, ftp:) aside
-    own = f"http://127.0.0.1:{port}{OWN_FILES[server]}"
+    kind = "pywb" if server == "pywb" else "webark"  # webark@REF is a webark
+    own = f"http://127.0.0.1:{port}{OWN_FILES[kind]}"
     values = [m.group(1).strip() for m in _LINK.finditer(body)]
     links = [urljoin(full, html.unescape(v.decode("latin-1"))) for v in values
              if not v.startswith(_LOCAL)]  # fmt: skip
     links = [x for x in links if x.startswith(("http://", "https://")) and not x.startswith(own)]
     inside = [x for x in links if x.startswith(f"http://127.0.0.1:{port}/{COLL}/")]
     share = len(inside) / len(links) if links else 0.0
-    marker = b"__webark_banner" if server == "webark" else b"wombat.js"
+    marker = b"__webark_banner" if kind == "webark" else b"wombat.js"
     problems = []
     if status != 200:
         problems.append(f"status {status}")
@@ -262,6 +286,10 @@ def main() -> None:
     ap.add_argument("--recrawl", action="store_true", help="crawl the docs again")
     ap.add_argument("--quick", action="store_true", help="3 s phases, 1 s warm-up")
     ap.add_argument("--check", action="store_true", help="exit 1 when the target is missed")
+    ap.add_argument("--baseline", metavar="REF",
+                    help="also measure webark as of git REF (before/after in one run)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="measurements per server, alternating order; medians reported")
     args = ap.parse_args()
     if args.quick:
         args.seconds, args.warmup = 3.0, 1.0
@@ -272,6 +300,9 @@ def main() -> None:
     size = sum(w.stat().st_size for w in warcs)
     log(f"WARCs: {', '.join(w.name for w in warcs)} ({size / 1e6:.1f} MB)")
     names = [args.only] if args.only else ["webark", "pywb"]
+    baseline = f"webark@{args.baseline}" if args.baseline and args.only != "pywb" else None
+    if baseline:
+        names.insert(1, baseline)
     venv = pywb_venv(Path(args.pywb_venv)) if "pywb" in names else None
     servers: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
     results: dict[str, dict[str, Any]] = {}
@@ -284,6 +315,12 @@ def main() -> None:
         servers["webark"] = start_webark(work, warcs, args.workers)
         pages = page_list(work / "webark-colls", args.pages)
         out["pages"] = len(pages)
+        if baseline:
+            src = export_baseline(work, args.baseline)
+            servers[baseline] = start_webark(work, warcs, args.workers, src, "baseline")
+            out["baseline"] = {"ref": args.baseline, "commit": subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", args.baseline], capture_output=True,
+                text=True).stdout.strip()}  # fmt: skip
         if "pywb" in names:
             assert venv is not None
             servers["pywb"] = start_pywb(work, warcs, venv)
@@ -298,19 +335,26 @@ def main() -> None:
             for f in c["failed"]:
                 log(f"  WARNING {f}")
             failed_checks |= c["ok"] != chk["pages"]
+        rows: dict[str, dict[str, list[dict[str, Any]]]] = {n: {} for n in names}
+        for rnd in range(max(1, args.rounds)):
+            for name in names if rnd % 2 == 0 else names[::-1]:
+                proc, port = servers[name]
+                paths = [replay_path(name, ts, url) for ts, url in pages]
+                for ka in (False, True):
+                    secs = args.seconds / 2 if ka else args.seconds
+                    row = run_phase(work, name, port, paths, secs, args.warmup, ka, proc.pid)
+                    row["load"] = round(os.getloadavg()[0], 2)
+                    key = "keepalive" if ka else "new_connection"
+                    rows[name].setdefault(key, []).append(row)
+                    log(f"  {name:6} {key:14} {row['rps']:>8,.1f} req/s  p50 {row['p50_ms']} ms  "
+                        f"p99 {row['p99_ms']} ms  errors {row['errors']}  "
+                        f"server CPU {row['server_cpu_pct']}%  load {row['load']:.2f}")  # fmt: skip
         for name in names:
-            proc, port = servers[name]
-            paths = [replay_path(name, ts, url) for ts, url in pages]
+            proc, _ = servers[name]
             res: dict[str, Any] = {}
-            for ka in (False, True):
-                secs = args.seconds / 2 if ka else args.seconds
-                row = run_phase(work, name, port, paths, secs, args.warmup, ka, proc.pid)
-                key = "keepalive" if ka else "new_connection"
-                res[key] = row
-                log(f"  {name:6} {key:14} {row['rps']:>8,.1f} req/s  p50 {row['p50_ms']} ms  "
-                    f"p99 {row['p99_ms']} ms  errors {row['errors']}  "
-                    f"server CPU {row['server_cpu_pct']}%  "
-                    f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
+            for key, got in rows[name].items():
+                res[key] = sorted(got, key=lambda r: r["rps"])[len(got) // 2]
+                res[key]["rounds_rps"] = [r["rps"] for r in got]
             res.update(memory_kb(tree_pids(proc.pid)))
             results[name] = res
     finally:
@@ -318,6 +362,9 @@ def main() -> None:
             stop(proc, name)
     out["webark"] = {"server": f"webark serve --workers {args.workers}",
                      **results.get("webark", {})}  # fmt: skip
+    if baseline and baseline in results:
+        out["webark_baseline"] = {"server": f"{baseline} serve --workers {args.workers}",
+                                  **results[baseline]}  # fmt: skip
     if "pywb" in results:
         assert venv is not None
         out["pywb"] = {"server": f"pywb wayback {pywb_version(venv)} (mp_ pages)",
@@ -333,18 +380,29 @@ def main() -> None:
     print("-" * len(hdr))
     ratios: dict[str, float | None] = {}
     cpu_ratios: dict[str, float | None] = {}
-    for key in ("new_connection", "keepalive"):
-        w = results.get("webark", {}).get(key)
-        p = results.get("pywb", {}).get(key)
+    baseline_ratios: dict[str, float | None] = {}
+
+    def versus(w: dict[str, Any] | None, p: dict[str, Any] | None) -> tuple[Any, Any]:
         ratio = round(w["rps"] / p["rps"], 2) if w and p and p["rps"] else None
         cpu = (round(p["server_cpu_us_per_req"] / w["server_cpu_us_per_req"], 2)
                if w and p and w["server_cpu_us_per_req"] else None)  # fmt: skip
-        ratios[key], cpu_ratios[key] = ratio, cpu
-        for name, cell in (("webark", w), ("pywb", p)):
+        return ratio, cpu
+
+    for key in ("new_connection", "keepalive"):
+        w = results.get("webark", {}).get(key)
+        p = results.get("pywb", {}).get(key)
+        ratios[key], cpu_ratios[key] = versus(w, p)
+        shown_rows = [("webark", w, *versus(w, p))]
+        if baseline:
+            b = results.get(baseline, {}).get(key)
+            baseline_ratios[key] = versus(b, p)[0]
+            shown_rows.append((baseline, b, *versus(b, p)))
+        shown_rows.append(("pywb", p, None, None))
+        for name, cell, ratio, cpu in shown_rows:
             if not cell:
                 continue
-            shown = f"{ratio}x" if name == "webark" and ratio else ""
-            shown_cpu = f"{cpu}x" if name == "webark" and cpu else ""
+            shown = f"{ratio}x" if ratio else ""
+            shown_cpu = f"{cpu}x" if cpu else ""
             print(f"{'new' if key == 'new_connection' else 'keep-alive':11} {name:7} "
                   f"{cell['rps']:>8,.1f} {cell['p50_ms']:>7} {cell['p90_ms']:>7} "
                   f"{cell['p99_ms']:>7} "
@@ -355,6 +413,11 @@ def main() -> None:
     met = met and results.get("webark", {}).get("new_connection", {}).get("errors", 1) == 0
     out["ratio_rps"] = ratios
     out["ratio_cpu_per_request"] = cpu_ratios
+    if baseline:
+        out["baseline_ratio_rps"] = baseline_ratios
+        print(f"before ({baseline}): {baseline_ratios['new_connection']}x pywb; "
+              f"after (this tree): {ratios['new_connection']}x pywb "
+              f"(new connections, load {os.getloadavg()[0]:.2f})")  # fmt: skip
     out["target"] = {"x_pywb_rps": TARGET, "met": met}
     print(f"target: webark >= {TARGET:g}x pywb requests/s (new connections): "
           f"{'met' if met else 'MISSED'} ({ratios['new_connection']}x)")  # fmt: skip

@@ -96,6 +96,13 @@ def build_hostile(root: Path) -> Path:
         _capture(w, "http://site.test/orphan.html", _ok(orphan), t,
                  Original("http://elsewhere.test/", "2020-01-01T00:00:00Z",
                           "<urn:uuid:00000000-0000-0000-0000-000000000000>", digest))  # fmt: skip
+        # header names that are not tokens and a control character in a value (node-warc
+        # records Chrome's "X-Content-Type-Options" as "X-Content Type Options")
+        script = b"var ok = 1;"
+        _capture(w, "http://site.test/bad-headers.js", http_response("200 OK", [
+            ("Content-Type", "text/javascript"), ("X-Content Type Options", "nosniff"),
+            ("X-Odd", "a\x01b"), ("Content-Length", str(len(script))),
+        ], script), t)  # fmt: skip
         # a redirect to a live-web URL that is not archived
         _capture(w, "http://site.test/away", http_response(
             "302 Found", [("Location", "http://live.example/elsewhere"), ("Content-Length", "0")]

@@ -238,6 +238,8 @@ def test_real_server_survives_hostile_requests(colls: Path) -> None:
             "/pywb/2014/http://www.iana.org/", "/site/20200701000000id_/http://site.test/big.bin",
             "/hostile/2021/http://site.test/corrupt.html", "/pywb/*/http://www.iana.org/",
             "/pywb/cdx?url=www.iana.org/&matchType=prefix", "/pywb/0/http://www.iana.org/",
+            "/hostile/2021/http://site.test/bad-headers.js",
+            "/hostile/2021id_/http://site.test/bad-headers.js",
         ]  # fmt: skip
 
         def fetch(path: str) -> int:

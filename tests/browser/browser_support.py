@@ -130,6 +130,10 @@ class RequestLog:
     requests: list[tuple[str, str]] = field(default_factory=list)
     escaped: list[str] = field(default_factory=list)
     statuses: dict[str, int] = field(default_factory=dict)
+    #: URL → the browser's error text, for requests to the replay server that got no
+    #: answer at all (connection dropped, bad response); the page's own cancellations
+    #: (net::ERR_ABORTED) are not counted
+    broken: dict[str, str] = field(default_factory=dict)
 
     def network_requests(self) -> list[str]:
         return [u for _, u in self.requests if not u.startswith(LOCAL_SCHEMES)]
@@ -140,8 +144,10 @@ class RequestLog:
 
     def failed(self) -> dict[str, int]:
         """Answers with a status >= 400 (a 3xx is followed by the browser and its target
-        has an answer of its own)."""
-        return {u: s for u, s in self.statuses.items() if s >= 400}
+        has an answer of its own), and requests that got no answer (status 0)."""
+        out = {u: s for u, s in self.statuses.items() if s >= 400}
+        out.update((u, 0) for u in self.broken if u not in self.statuses)
+        return out
 
     def not_archival(self, prefix: str) -> list[str]:
         """Network requests that are neither under the collection's replay ``prefix``
@@ -180,6 +186,11 @@ def watch_requests(context: object, replay_base: str) -> RequestLog:
     def on_response(resp: object) -> None:
         log.statuses[resp.url] = resp.status  # type: ignore[attr-defined]
 
+    def on_failed(req: object) -> None:
+        url, error = req.url, req.failure or ""  # type: ignore[attr-defined]
+        if origin(url) == log.allowed_origin and "ERR_ABORTED" not in error:
+            log.broken[url] = error
+
     def route(route: object, request: object) -> None:
         url = request.url  # type: ignore[attr-defined]
         if url.startswith(LOCAL_SCHEMES) or origin(url) == log.allowed_origin:
@@ -190,6 +201,7 @@ def watch_requests(context: object, replay_base: str) -> RequestLog:
 
     context.on("request", on_request)  # type: ignore[attr-defined]
     context.on("response", on_response)  # type: ignore[attr-defined]
+    context.on("requestfailed", on_failed)  # type: ignore[attr-defined]
     context.route("**/*", route)  # type: ignore[attr-defined]
     return log
 
@@ -214,3 +226,26 @@ def assert_banner_visible(page: Any, prefix: str) -> None:
     data = page.evaluate("window.__webark_banner")
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", data["date"]), data
     assert data["captures"].startswith((prefix, urlsplit(prefix).path)), data
+
+
+def replay_in_full(browser: Any, base: str, prefix: str, timestamp: str, url: str) -> int:
+    """Load the memento ``{prefix}{timestamp}/{url}`` in a fresh context that ignores the
+    replay CSP (a URL the rewriting misses then shows up as a request to another host,
+    aborted and counted); fail unless it loads, no request left the replay server and
+    every request that failed asked for something not captured. Returns how many
+    archive requests were answered (status < 400)."""
+    context = browser.new_context(viewport=VIEWPORT, service_workers="block", bypass_csp=True)
+    try:
+        requests = watch_requests(context, base)
+        page = context.new_page()
+        resp = page.goto(f"{prefix}{timestamp}/{url}", wait_until="load")
+        assert resp is not None and resp.status == 200, (url, resp and resp.status)
+        page.wait_for_load_state("networkidle")
+        assert requests.escaped == [] and requests.outside() == [], requests.outside()
+        failed = requests.failed()
+        for u in failed:
+            orig = original_url(u, prefix)
+            assert orig is not None and not captured(prefix, orig), (url, u, failed)
+        return sum(1 for u, s in requests.statuses.items() if s < 400 and original_url(u, prefix))
+    finally:
+        context.close()

@@ -20,6 +20,7 @@ from browser_support import (
     make_collection,
     original_url,
     python_docs_dir,
+    replay_in_full,
     static_site,
     watch_requests,
     webark,
@@ -155,3 +156,25 @@ def test_search_form_works_in_the_archive(context: Any, pydocs: dict[str, Any]) 
     page.locator("#search-results ul.search li").first.wait_for(timeout=15000)
     assert page.locator("#search-results ul.search li").count() > 5
     assert_archive_only(requests, pydocs["prefix"])
+
+
+#: HTML pages of the crawl replayed by test_a_spread_of_pages_replays_in_full
+SPREAD = 8
+
+
+def test_a_spread_of_pages_replays_in_full(browser: Any, pydocs: dict[str, Any]) -> None:
+    """``SPREAD`` HTML pages spread over the crawl, in a context that ignores the CSP (a
+    URL the rewriting misses shows up as an escape): every request for a captured
+    resource answered from the archive, none leaving the replay server
+    (``bench/replay_fidelity.py`` does the same for every page of a full crawl)."""
+    query = {"url": pydocs["site_url"], "matchType": "prefix", "output": "json",
+             "filter": "mime:text/html"}
+    r = httpx.get(pydocs["prefix"] + "cdx", params=query)
+    assert r.status_code == 200, r.text
+    pages = sorted({(x["url"], x["timestamp"]) for x in map(json.loads, r.text.splitlines())
+                    if x["status"] == "200"})  # fmt: skip
+    assert len(pages) > SPREAD, len(pages)
+    step = len(pages) / SPREAD
+    answered = sum(replay_in_full(browser, pydocs["base"], pydocs["prefix"], ts, url)
+                   for url, ts in (pages[int(i * step)] for i in range(SPREAD)))  # fmt: skip
+    assert answered > 3 * SPREAD  # each page and its stylesheets, scripts, images

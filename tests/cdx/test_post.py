@@ -15,6 +15,7 @@ from webark.cdx.post import (
     append_method_query,
     canonical_body_query,
     json_body_query,
+    method_url,
     multipart_fields,
 )
 from webark.warc.headers import WarcHeaders
@@ -231,3 +232,39 @@ def test_unpaired_request_is_not_folded() -> None:
         index_records([resp, other], "t", IndexOptions(post_append=True, all_records=True))
     )
     assert [ln.urlkey for ln in lines] == ["com,example)/api"] * 2
+
+
+def test_method_url_is_the_indexer_key() -> None:
+    """The replay lookup key of a request (``method_url`` of what a client sends: the
+    de-chunked body) is the key the indexer wrote for its capture, for every POST of
+    both peers' sample WARCs, in both flavours (pywb keys a chunked body as recorded)."""
+    from webark.url import cdx_key
+    from webark.warc.http import parse_http_head
+    from webark.warc.payload import dechunk
+    from webark.warc.reader import ArchiveReader
+
+    checked = 0
+    for name in ("pywb/warcs/post-test.warc.gz", "cdxj-indexer/data/post-test-more.warc"):
+        for compat in ("cdxj-indexer", "pywb"):
+            opts = IndexOptions(compat=compat, post_append=True)  # type: ignore[arg-type]
+            keys = {x.urlkey for x in index_file(CORPUS / name, opts)}
+            for rec in ArchiveReader(CORPUS / name):
+                if rec.type != "request":
+                    continue
+                block = rec.block.read_all()
+                head = parse_http_head(block, expect_request=True)
+                assert head is not None and head.method is not None
+                body = block[head.head_length :]
+                if head.is_chunked:
+                    if compat == "pywb":
+                        continue
+                    body = dechunk(body)[0]
+                url = method_url(rec.headers.target_uri, head.method, head.get("Content-Type"),
+                                 body, compat=compat)  # fmt: skip
+                assert url is not None and cdx_key(url) in keys, (name, compat, url, keys)
+                checked += 1
+    assert checked == 11
+    assert method_url("http://a.org/", "GET", None, b"", compat="pywb") is None
+    assert method_url("http://a.org/", "DELETE", None, b"") is None
+    assert method_url("http://a.org/", "DELETE", None, b"x", compat="pywb") == (
+        "http://a.org/?__wb_method=DELETE")

@@ -35,8 +35,15 @@ def warcs(corpus: Path) -> list[Path]:
 
 @pytest.fixture(scope="session")
 def corpus_lines(warcs: list[Path]) -> dict[str, list[CdxLine]]:
-    """WARC name → its CDX lines (cdxj-indexer flavour, the collection default)."""
+    """WARC name → its CDX lines (cdxj-indexer flavour, ``index_file``'s default)."""
     return {p.name: list(index_file(p)) for p in warcs}
+
+
+@pytest.fixture(scope="session")
+def collection_lines(warcs: list[Path]) -> dict[str, list[CdxLine]]:
+    """WARC name → its CDX lines as a collection indexes them by default (cdxj-indexer
+    flavour, POST/PUT bodies folded into the key: ``post_append = true``)."""
+    return {p.name: list(index_file(p, IndexOptions(post_append=True))) for p in warcs}
 
 
 @pytest.fixture(scope="session")

@@ -58,13 +58,13 @@ def test_add_query_remove(
     warcs: list[Path],
     store: str,
     proj: Proj,
-    corpus_lines: dict[str, list[CdxLine]],
+    collection_lines: dict[str, list[CdxLine]],
 ) -> None:
     coll = Collection.init(tmp_path / "c", store=store)  # type: ignore[arg-type]
     seen: list[tuple[str, int, int]] = []
     res = list(coll.add(warcs, progress=lambda n, d, t: seen.append((n, d, t))))
     assert [r.status for r in res] == ["indexed"] * 10
-    assert {r.name: r.lines for r in res} == {n: len(ls) for n, ls in corpus_lines.items()}
+    assert {r.name: r.lines for r in res} == {n: len(ls) for n, ls in collection_lines.items()}
     assert sum(r.lines for r in res) == 199
     iana = [s for s in seen if s[0] == "iana.warc.gz"]
     assert [d for _, d, _ in iana] == sorted(d for _, d, _ in iana)
@@ -72,8 +72,9 @@ def test_add_query_remove(
     assert sorted(p.name for p in (tmp_path / "c" / "warcs").iterdir()) == [p.name for p in warcs]
     assert [f.name for f in coll.indexed()] == [p.name for p in warcs]
 
-    want = sorted(proj(x) for ls in corpus_lines.values() for x in ls)
+    want = sorted(proj(x) for ls in collection_lines.values() for x in ls)
     assert _all(coll, proj) == want
+    assert any(t[0].startswith("org,httpbin)/post?__wb_method=post&") for t in want)
     got = list(coll.source().scan(key_range("http://iana.org/")))
     assert [(x.timestamp, x.filename) for x in got] == [
         ("20140126200624", "iana.warc.gz"),

@@ -96,4 +96,6 @@ out.link = link.attrs;
 out.div = { attrs: div.attrs, html: div._html };
 out.video = v.attrs;
 out.toOriginal = api.toOriginal(setup.location);
+out.css = (setup.css || []).map((t) => api.rewriteCss(t));
+out.html = (setup.html || []).map((t) => api.rewriteHtml(t));
 console.log(JSON.stringify(out));

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from webark.rewrite.client import client_config_script, client_script
+from webark.rewrite.client import CLIENT_PARTS, client_config_script, client_script
 
 NODE = shutil.which("node")
 HARNESS = Path(__file__).with_name("client_harness.js")
@@ -24,8 +24,9 @@ def test_client_script_is_package_data() -> None:
     text = client_script()
     assert "window.__webark" in text and "XMLHttpRequest.prototype.open" in text
     assert "</" not in text and "<!--" not in text  # can be inlined in a <script> element
-    path = resources.files("webark.rewrite").joinpath("client.js")
-    assert path.read_text(encoding="utf-8") == text
+    files = resources.files("webark.rewrite")
+    assert text == "\n".join(files.joinpath(n).read_text(encoding="utf-8") for n in CLIENT_PARTS)
+    assert "__webarkCssInstalled" in text and "__webarkGuardInstalled" in text
 
 
 def test_config_script_is_ascii_and_cannot_close_the_element() -> None:
@@ -45,10 +46,11 @@ def test_client_script_parses(tmp_path: Path) -> None:
     subprocess.run([NODE, "--check", str(src)], check=True, capture_output=True)
 
 
-def run_client(tmp_path: Path, config: dict[str, str], location: str, urls: list[str]) -> dict:
+def run_client(tmp_path: Path, config: dict[str, str], location: str, urls: list[str],
+               **more: list[str]) -> dict:  # fmt: skip
     src = tmp_path / "client.js"
     src.write_text(client_script(), encoding="utf-8")
-    setup = json.dumps({"config": config, "location": location, "urls": urls})
+    setup = json.dumps({"config": config, "location": location, "urls": urls, **more})
     assert NODE is not None
     done = subprocess.run([NODE, str(HARNESS), str(src), setup], check=True,
                           capture_output=True, text=True, timeout=60)
@@ -109,3 +111,41 @@ def test_client_absolute_prefix_and_mp_mode(tmp_path: Path) -> None:
                               "/c?d=1": f"http://127.0.0.1:9000/web/{TS}mp_/https://site.example/c?d=1"}
     assert out["a"]["href"] == f"http://127.0.0.1:9000/web/{TS}mp_/https://site.example/a/next.html"
     assert out["seen"]["open"] == f"http://127.0.0.1:9000/web/{TS}mp_/https://site.example/popup.html"
+
+
+@needs_node
+def test_client_rewrites_css_and_html_strings(tmp_path: Path) -> None:
+    """What client_css.js hands to the page's CSS: url() in its spellings with CSS
+    escapes undone, @import (cs_, in both forms), image-set(); in HTML strings, the
+    contents of <style> elements, attributes with character references, meta refresh."""
+    page = "http://www.example.org/docs/page.html"
+    location = f"http://127.0.0.1:8080/coll/{TS}/{page}"
+    out = run_client(
+        tmp_path, {"prefix": "/coll/", "timestamp": TS, "url": page, "modifier": ""}, location,
+        [], css=[
+            r".a{background:url(\/\/cdn.example.org\/a.png)}",
+            r".b{background:url(\2f img/b.png) no-repeat}",
+            '@import url(x.css); @import "y.css"; .c{background:image-set("c.png" 1x)}',
+            ".d{color:red}",
+        ], html=[
+            '<div><style media="all">.s{background:url(//cdn.example.org/s.png)}</style></div>',
+            '<p style="background:url(&quot;/i.png&quot;)">x</p>',
+            '<meta http-equiv="refresh" content="0; url=http://live.example/next">',
+            "<style>.t{color:red}</style>",
+        ])  # fmt: skip
+    P = f"/coll/{TS}"
+    assert out["css"] == [
+        f".a{{background:url({P}im_/http://cdn.example.org/a.png)}}",
+        f".b{{background:url({P}im_/http://www.example.org/img/b.png) no-repeat}}",
+        f'@import url({P}cs_/http://www.example.org/docs/x.css); '
+        f'@import "{P}cs_/http://www.example.org/docs/y.css"; '
+        f'.c{{background:image-set("{P}im_/http://www.example.org/docs/c.png" 1x)}}',
+        ".d{color:red}",
+    ]
+    assert out["html"] == [
+        f'<div><style media="all">.s{{background:url({P}im_/http://cdn.example.org/s.png)}}'
+        "</style></div>",
+        f'<p style="background:url(&quot;{P}im_/http://www.example.org/i.png&quot;)">x</p>',
+        f'<meta http-equiv="refresh" content="0; url={P}/http://live.example/next">',
+        "<style>.t{color:red}</style>",
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from webark.rewrite.css import rewrite_css, rewrite_css_bytes
+from webark.rewrite.css import css_unescape, rewrite_css, rewrite_css_bytes
 from webark.rewrite.js import rewrite_js, rewrite_js_bytes
 from webark.rewrite.mime import media_type
 from webark.rewrite.urls import UrlRewriter
@@ -97,3 +97,22 @@ def test_corpus_scripts(corpus_payloads: list) -> None:
             == p.body, f"{p.path} @ {p.offset}"
         rest = out.replace(b'"http://www.w3.org/', b"")
         assert not re.search(rb"""["'`]https?://[\w.-]""", rest), f"{p.path} @ {p.offset}"
+
+
+def test_css_escapes_are_undone_before_rewriting() -> None:
+    """``url(\\/\\/cdn…)`` is ``//cdn…`` to the browser (CSS Syntax §4.3.7): rewritten as
+    that, not as a path with backslashes (which made ``http://cdn.org//x.png``)."""
+    r = UrlRewriter("/c/", "2014", "http://a.org/css/site.css")
+    css = (r"b{background:url(\/\/cdn.org\/x.png)} c{background:url('\2f img/y.png')}"
+           r" d{background:url(\2f img/m.png)} e{background:url(plain.png)}"
+           r' f{background:url("q\"uote.png")} @import "\69 mp.css";')  # fmt: skip
+    assert rewrite_css(css, r) == (
+        "b{background:url(/c/2014im_/http://cdn.org/x.png)}"
+        " c{background:url('/c/2014im_/http://a.org/img/y.png')}"
+        " d{background:url(/c/2014im_/http://a.org/img/m.png)}"
+        " e{background:url(/c/2014im_/http://a.org/css/plain.png)}"
+        ' f{background:url("/c/2014im_/http://a.org/css/q%22uote.png")}'
+        ' @import "/c/2014cs_/http://a.org/css/imp.css";'
+    )
+    assert css_unescape(r"\31 0\25") == "10%" and css_unescape("none") == "none"
+    assert css_unescape("\\0") == "\ufffd"

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from webark.rewrite.headers import prefix_unsafe_headers, rewrite_headers, rewrite_link_header
+from webark.rewrite.headers import (
+    field_name,
+    prefix_unsafe_headers,
+    rewrite_headers,
+    rewrite_link_header,
+)
 from webark.rewrite.urls import UrlRewriter
 from webark.warc.reader import ArchiveReader
 
@@ -85,3 +90,19 @@ def test_link_header() -> None:
         f'<{P}cs_/http://a.org/s.css>; rel=preload; as=style, <{P}im_/https://cdn.a.org/f.woff2>; '
         f'rel=preload; as="font"; crossorigin, <{P}/http://a.org/page?p=2>; rel="next", '
         f'<{P}js_/http://a.org/app.js>; rel=modulepreload')
+
+
+def test_names_that_are_not_tokens_are_kept_inert() -> None:
+    """node-warc writes Chrome's header names with spaces (``X-Content Type Options``):
+    a server cannot send such a name (uvicorn dropped the connection), so it goes out
+    as ``X-Archive-Orig-`` + the name percent-encoded, in both modes."""
+    rec = [("Content-Type", "text/javascript"), ("X-Content Type Options", "nosniff"),
+           ("Access-Control Allow Origin", "*"), ("Grüße", "x"), ("X-Ok%", "1")]  # fmt: skip
+    r = UrlRewriter("/c/", "2018", "http://a.org/j.js", "js_")
+    names = [n for n, _ in rewrite_headers(rec, r, status=200)]
+    assert names == ["Content-Type", "X-Archive-Orig-X-Content%20Type%20Options",
+                     "X-Archive-Orig-Access-Control%20Allow%20Origin",
+                     "X-Archive-Orig-Gr%C3%BC%C3%9Fe", "X-Ok%"]  # fmt: skip
+    assert [n for n, _ in prefix_unsafe_headers(rec)] == names
+    assert field_name("") == "X-Archive-Orig-"
+    assert field_name(":status") == "X-Archive-Orig-%3Astatus"

@@ -41,7 +41,7 @@ from typing import Literal, cast, get_args
 
 from webark.cdx.formats import _SAFE_JSON, _q
 from webark.cdx.line import CdxLine
-from webark.cdx.post import FOLDED_METHODS, append_method_query, canonical_body_query
+from webark.cdx.post import FOLDED_METHODS, method_query, method_url
 from webark.core.timestamps import w3c_to_timestamp14
 from webark.url import cdx_key, to_scope_surt
 from webark.url.errors import InvalidURLError
@@ -787,31 +787,23 @@ class _Indexer:
             return b""
 
     def fold(self, req: _Entry, resp: _Entry) -> None:
-        """Apply the POST/PUT fold of ``req`` to both lines (pywb/cdxj-indexer)."""
+        """Apply the POST/PUT fold of ``req`` to both lines (pywb/cdxj-indexer), with
+        :func:`webark.cdx.post.method_url` (replay looks requests up with it too)."""
         head = self.head(req)
         if head is None:
             return
-        method = head.tokens()[0]
-        upper = method.upper()
-        if self.pywb:
-            if upper == "GET":
-                return
-            query = ""
-            if upper in FOLDED_METHODS:
-                body = self.request_body(req)
-                if body:
-                    query = canonical_body_query(head.get(b"content-type"), body)
-        else:
-            if upper not in FOLDED_METHODS:
-                return
-            query = canonical_body_query(head.get(b"content-type"), self.request_body(req))
+        upper = head.tokens()[0].upper()
+        compat = "pywb" if self.pywb else "cdxj-indexer"
+        body = self.request_body(req) if upper in FOLDED_METHODS else b""
+        content_type = head.get(b"content-type")
+        query = method_query(upper, content_type, body, compat=compat)
+        if query is None:
+            return
         for e in (resp, req):
             if e.line is None:
                 continue
-            url = e.line.url
-            new_url = append_method_query(url, upper, query)
-            if self.pywb:
-                new_url = new_url.replace("WB_wombat_", "")
+            new_url = method_url(e.line.url, upper, content_type, body, compat=compat)
+            assert new_url is not None  # folded, as method_query said
             if self.o.scope_keys:
                 try:
                     key = to_scope_surt(new_url)

@@ -22,7 +22,10 @@ canonicalization", shared by pywb ≥ 2.7, cdxj-indexer ≥ 1.4 and wabac.js):
   ``text/plain``; JSON lines (one document per line) are read too;
 * anything else: ``__wb_post_data=`` + Base64 of the body.
 
-The result is cut to :data:`MAX_QUERY_LENGTH` characters. Where the two peers differ,
+The result is cut to :data:`MAX_QUERY_LENGTH` characters. :func:`method_url` is the one
+place the URL of a request is made from its method and body: the indexer keys a POST
+capture with it and replay looks a POST request up with it, so the two keys cannot
+drift apart. Where the two peers differ,
 see ``docs/cdx-gold-differences.md`` (JSON scalars are written the JavaScript way,
 ``true``/``false``/``null``, as pywb and wabac.js do; AMF bodies are treated as binary).
 """
@@ -43,6 +46,8 @@ __all__ = [
     "append_method_query",
     "canonical_body_query",
     "json_body_query",
+    "method_query",
+    "method_url",
     "multipart_fields",
 ]
 
@@ -231,3 +236,48 @@ def append_method_query(url: str, method: str, query: str = "") -> str:
     if query:
         out += "&" + query
     return out
+
+
+def method_query(method: str, content_type: str | None, body: bytes, *,
+                 compat: str = "cdxj-indexer") -> str | None:  # fmt: skip
+    """The canonical body query :func:`method_url` appends after ``__wb_method=…``
+    (``""``: none), or None when a request with this method is keyed by its URL alone.
+    Arguments as for :func:`method_url`."""
+    upper = method.upper()
+    if compat == "pywb":
+        if upper == "GET":
+            return None
+        return canonical_body_query(content_type, body) if upper in FOLDED_METHODS and body else ""
+    if upper not in FOLDED_METHODS:
+        return None
+    return canonical_body_query(content_type, body)
+
+
+def method_url(url: str, method: str, content_type: str | None, body: bytes, *,
+               compat: str = "cdxj-indexer") -> str | None:  # fmt: skip
+    """The URL a request is indexed and looked up under when its method and body are
+    folded into the key (its CDX key is ``cdx_key`` of the result), or None when the
+    request is keyed by its URL alone.
+
+    Args:
+        url: the request's target URL.
+        method: the request method (any case).
+        content_type: the request's Content-Type value, or None.
+        body: the request body without transfer coding (for ``compat="pywb"``: as
+            pywb reads it, Content-Length bytes of the recorded block).
+        compat: ``"cdxj-indexer"`` (also wabac.js): POST and PUT are folded, an empty
+            body included; ``"pywb"``: every method but GET gets ``__wb_method``, the
+            body only for POST and PUT and only when not empty, and ``WB_wombat_`` is
+            removed (pywb's ``append_post``).
+
+    >>> method_url("http://httpbin.org/post", "post",
+    ...            "application/x-www-form-urlencoded", b"foo=bar&test=abc")
+    'http://httpbin.org/post?__wb_method=POST&foo=bar&test=abc'
+    >>> method_url("http://a.org/", "GET", None, b"") is None
+    True
+    """
+    query = method_query(method, content_type, body, compat=compat)
+    if query is None:
+        return None
+    out = append_method_query(url, method, query)
+    return out.replace("WB_wombat_", "") if compat == "pywb" else out

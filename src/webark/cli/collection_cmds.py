@@ -70,10 +70,19 @@ def collection() -> None:
     show_default=True,
     help="Default of `collection add`.",
 )
-def init_cmd(path: str, store: str, compat: str, add_mode: str) -> None:
+@click.option(
+    "--post-append/--no-post-append",
+    default=True,
+    show_default=True,
+    help="Key POST/PUT captures by method and body (?__wb_method=post&..., as pywb's "
+    "wb-manager does), so that replay answers a page's POST with the capture of the "
+    "same request (collection.toml: [index] post_append).",
+)
+def init_cmd(path: str, store: str, compat: str, add_mode: str, post_append: bool) -> None:
     """Create a collection at PATH (DIR/NAME)."""
     try:
-        coll = Collection.init(path, store=store, compat=compat, add_mode=add_mode)  # type: ignore[arg-type]
+        coll = Collection.init(path, store=store, compat=compat, add_mode=add_mode,  # type: ignore[arg-type]
+                               post_append=post_append)  # fmt: skip
     except CollectionError as exc:
         raise click.ClickException(str(exc)) from exc
     err.print(f"created collection [bold]{coll.config.name}[/] at {coll.root}")

@@ -219,6 +219,13 @@ def serve(
     (Memento TimeMap), /openapi.json.
 
     \b
+    A URL without a capture of its own gets a near miss of the same path and type if
+    one answers it (cache-buster, tracking or version parameters, extra parameters of a
+    static page, a folder's index page; named in the X-Webark-Fuzzy-Match header, see
+    docs/replay-fuzzy.md). POST and PUT requests of replayed pages are answered by the
+    capture of the same method and body. WebSockets are refused.
+
+    \b
     webark serve archive/                      # http://127.0.0.1:8080/
     webark serve archive/ --port 0 --workers 2 --access-rules rules.yaml
     curl 'http://127.0.0.1:8080/demo/cdx?url=example.com/*&output=json&limit=5'

@@ -58,7 +58,9 @@ def exact_key(url: str) -> str:
     return rng.start
 
 
-def _seconds(ts: str) -> float | None:
+def timestamp_seconds(ts: str) -> float | None:
+    """POSIX seconds of a 14-digit (or shorter) CDX timestamp, None when it is not a
+    date."""
     try:
         return from_timestamp14(ts).timestamp()
     except ValueError:
@@ -113,7 +115,7 @@ def closest(
         return out
 
     ts14 = pad_from(timestamp)
-    target = _seconds(ts14)
+    target = timestamp_seconds(ts14)
     if target is None:
         raise ValueError(f"timestamp {timestamp!r} is not a date")
     split = f"{key} {ts14}"
@@ -131,7 +133,7 @@ def _merge_by_distance(
     def dist(line: CdxLine | None) -> float | None:
         if line is None:
             return None
-        s = _seconds(line.timestamp)
+        s = timestamp_seconds(line.timestamp)
         return abs(s - target) if s is not None else float("inf")
 
     out: list[CdxLine] = []

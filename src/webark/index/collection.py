@@ -30,6 +30,8 @@ Every index under ``indexes/`` is queried, merged into one sorted result
     [index]
     store = "sqlite"          # "sqlite" or "cdxj"
     compat = "cdxj-indexer"   # indexer flavour (webark.cdx.indexer): "cdxj-indexer" | "pywb"
+    post_append = true        # POST/PUT captures keyed by method and body (?__wb_method=post&…,
+                              # as pywb's wb-manager does): replay finds a POST by its body
 
     [warcs]
     add = "copy"              # default of `collection add`: "copy" | "link" | "in-place"
@@ -112,6 +114,7 @@ class CollectionConfig:
     created: str = ""
     store: StoreKind = "sqlite"
     compat: Compat = "cdxj-indexer"
+    post_append: bool = True
     add_mode: AddMode = "copy"
     locations: list[str] = field(default_factory=list)
 
@@ -136,6 +139,10 @@ class CollectionConfig:
             f"store = {s(self.store)}\n"
             '# indexer flavour: "cdxj-indexer" or "pywb"\n'
             f"compat = {s(self.compat)}\n"
+            "# POST/PUT captures keyed by method and body (?__wb_method=post&...), so that\n"
+            "# replay finds them for the same request (WARCs added before a change keep\n"
+            "# their keys: re-add them with --reindex)\n"
+            f"post_append = {'true' if self.post_append else 'false'}\n"
             "\n[warcs]\n"
             '# default of `webark collection add`: "copy", "link" or "in-place"\n'
             f"add = {s(self.add_mode)}\n"
@@ -167,6 +174,9 @@ class CollectionConfig:
                 raise CollectionError(f"{where}: {key} = {v!r}; expected one of {opts}")
             return v
 
+        post_append = idx.get("post_append", True)
+        if not isinstance(post_append, bool):
+            raise CollectionError(f"{where}: post_append = {post_append!r}; expected true or false")
         locs = warcs.get("locations", [])
         if not isinstance(locs, list) or not all(isinstance(x, str) for x in locs):
             raise CollectionError(f"{where}: [warcs] locations must be a list of strings")
@@ -175,6 +185,7 @@ class CollectionConfig:
             created=str(coll.get("created", "")),
             store=choice(idx, "store", "sqlite", StoreKind),
             compat=choice(idx, "compat", "cdxj-indexer", Compat),
+            post_append=post_append,
             add_mode=choice(warcs, "add", "copy", AddMode),
             locations=list(locs),
         )
@@ -244,8 +255,10 @@ class Collection:
         store: StoreKind = "sqlite",
         compat: Compat = "cdxj-indexer",
         add_mode: AddMode = "copy",
+        post_append: bool = True,
     ) -> Collection:
-        """Create the folder layout and ``collection.toml`` (name = the folder's name).
+        """Create the folder layout and ``collection.toml`` (name = the folder's name;
+        the other arguments are its keys, see the module docstring).
 
         Raises:
             CollectionError: a collection already exists there, or ``root`` is a file.
@@ -257,8 +270,9 @@ class Collection:
             raise CollectionError(f"{root}: not a folder")
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         cfg = CollectionConfig(
-            name=root.resolve().name, created=now, store=store, compat=compat, add_mode=add_mode
-        )
+            name=root.resolve().name, created=now, store=store, compat=compat,
+            post_append=post_append, add_mode=add_mode,
+        )  # fmt: skip
         coll = cls(root, cfg)
         for d in (coll.warcs_dir, coll.indexes_dir):
             d.mkdir(parents=True, exist_ok=True)
@@ -454,7 +468,9 @@ class Collection:
         if index is not None:
             lines: Iterable[CdxLine] = index(location, name)
         else:
-            fi = FileIndex(location, IndexOptions(compat=self.config.compat), filename=name)
+            fi = FileIndex(location, IndexOptions(compat=self.config.compat,
+                                                 post_append=self.config.post_append),
+                           filename=name)  # fmt: skip
             lines = fi
 
         def on_line(line: CdxLine) -> None:

@@ -15,11 +15,13 @@
  * EventSource, Worker, history.pushState/replaceState, window.open, the URL property
  * setters of elements (src, href, action, poster, data, srcset, formAction),
  * setAttribute/setAttributeNS, innerHTML/outerHTML/insertAdjacentHTML,
- * document.write/writeln. Service worker registration is refused (a site's worker
- * would take over the archive's URL space).
+ * document.write/writeln (HTML strings: URL attributes, character references decoded,
+ * <style> contents, meta refresh). Service worker registration is refused (a site's
+ * worker would take over the archive's URL space).
  *
- * Getters are left alone: reading a.href gives the archive URL, so code that copies
- * it into window.location stays in the archive (location itself cannot be wrapped).
+ * Getters are left alone: reading a.href gives the archive URL. CSS that enters the
+ * page at run time is client_css.js's, navigations and sockets client_guard.js's
+ * (served after this file, as one script; they use window.__webarkRewrite).
  */
 (function () {
   "use strict";
@@ -65,8 +67,9 @@
     return mod === undefined || mod === null ? pageMod : mod;
   }
 
-  /* Rewrite one URL; mod undefined means the page's own modifier. */
-  function rewrite(url, mod) {
+  /* Rewrite one URL; mod undefined means the page's own modifier; base (optional) is
+   * the original URL relative references resolve against (default: the document's). */
+  function rewrite(url, mod, base) {
     if (url === null || url === undefined) {
       return url;
     }
@@ -79,7 +82,7 @@
     }
     var abs;
     try {
-      abs = new URL(s, baseUrl());
+      abs = new URL(s, base || baseUrl());
     } catch (e) {
       return url;
     }
@@ -141,14 +144,113 @@
     return out;
   }
 
-  var cssUrlRe = /(url\(\s*)(["']?)([^"')\s]+)(\2\s*\))|(@import\s*)(["'])([^"']+)(\6)/gi;
-  function rewriteCss(text) {
-    return String(text).replace(cssUrlRe, function (all, u1, q1, url1, e1, i2, q2, url2, e2) {
-      if (u1) {
-        return u1 + q1 + rewrite(url1, "im_") + e1;
+  /* CSS (CSS Syntax Level 3, "consume a url token" and strings): url(...) in its three
+   * spellings, @import "..." / @import url(...) (cs_), the strings of image-set().
+   * Escapes are undone before a URL is rewritten (url(\/\/host\/x.png) is //host/x.png
+   * to the browser) and the result is written back escaped as needed. base: the
+   * original URL of the stylesheet (default: the document's base). */
+  var cssRe = /(@import\s*)?url\(\s*(?:"((?:[^"\\\n]|\\[\s\S])*)"|'((?:[^'\\\n]|\\[\s\S])*)'|((?:[^)"'\s\\]|\\[0-9a-fA-F]{1,6}[ \t\n\r\f]?|\\[\s\S])*))\s*\)|(@import\s*)(?:"((?:[^"\\\n]|\\[\s\S])*)"|'((?:[^'\\\n]|\\[\s\S])*)')|((?:-webkit-)?image-set\()/gi;
+  var cssEscRe = /\\(?:([0-9a-fA-F]{1,6})[ \t\n\r\f]?|(\r\n|[\n\r\f])|([\s\S]))/g;
+  function cssUnescape(s) {
+    if (s.indexOf("\\") < 0) {
+      return s;
+    }
+    return s.replace(cssEscRe, function (all, hex, nl, ch) {
+      if (hex) {
+        var cp = parseInt(hex, 16);
+        return cp === 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? "\ufffd" : String.fromCodePoint(cp);
       }
-      return i2 + q2 + rewrite(url2, "cs_") + e2;
+      return nl ? "" : ch;
     });
+  }
+  /* A URL written back: quoted as it was (escaping the quote and backslashes), or
+   * unquoted when it needs no escape. */
+  function cssQuote(url, quote) {
+    if (quote) {
+      return quote + url.replace(/\\/g, "\\\\").replace(new RegExp(quote, "g"), "\\" + quote).replace(/\n/g, "\\a ") + quote;
+    }
+    return /[\s"'()\\]/.test(url) ? cssQuote(url, '"') : url;
+  }
+  function cssUrl(raw, quote, mod, base) {
+    var url = cssUnescape(raw);
+    var nu = rewrite(url, mod, base);
+    return nu === url ? null : cssQuote(String(nu), quote);
+  }
+  function rewriteCss(text, base) {
+    var t = String(text);
+    if (!/url\(|@import|image-set\(/i.test(t)) {
+      return text;
+    }
+    var changed = false;
+    var out = t.replace(cssRe, function (all, imp, dq, sq, bare, imp2, idq, isq, iset, offset) {
+      var nu;
+      if (iset) {
+        return all; /* strings inside image-set(): see below */
+      }
+      if (imp2) {
+        nu = idq !== undefined ? cssUrl(idq, '"', "cs_", base) : cssUrl(isq, "'", "cs_", base);
+        return nu === null ? all : (changed = true, imp2 + nu);
+      }
+      var mod = imp ? "cs_" : "im_";
+      if (dq !== undefined) {
+        nu = cssUrl(dq, '"', mod, base);
+      } else if (sq !== undefined) {
+        nu = cssUrl(sq, "'", mod, base);
+      } else {
+        nu = bare ? cssUrl(bare, "", mod, base) : null;
+      }
+      if (nu === null) {
+        return all;
+      }
+      changed = true;
+      return (imp || "") + "url(" + nu + ")";
+    });
+    if (/image-set\(/i.test(out)) {
+      var fixed = rewriteImageSets(out, base);
+      changed = changed || fixed !== out;
+      out = fixed;
+    }
+    return changed ? out : text;
+  }
+  var imageSetRe = /(?:-webkit-)?image-set\(/gi;
+  var cssStringRe = /"((?:[^"\\\n]|\\[\s\S])*)"|'((?:[^'\\\n]|\\[\s\S])*)'/g;
+  function rewriteImageSets(text, base) {
+    var out = "";
+    var last = 0;
+    var m;
+    imageSetRe.lastIndex = 0;
+    while ((m = imageSetRe.exec(text)) !== null) {
+      var depth = 1;
+      var i = imageSetRe.lastIndex;
+      while (i < text.length && depth) {
+        var c = text.charAt(i);
+        depth += c === "(" ? 1 : c === ")" ? -1 : 0;
+        i++;
+      }
+      var args = text.slice(imageSetRe.lastIndex, i).replace(cssStringRe, function (all, dq, sq) {
+        var nu = dq !== undefined ? cssUrl(dq, '"', "im_", base) : cssUrl(sq, "'", "im_", base);
+        return nu === null ? all : nu;
+      });
+      out += text.slice(last, imageSetRe.lastIndex) + args;
+      last = imageSetRe.lastIndex = i;
+    }
+    return out + text.slice(last);
+  }
+
+  /* A refresh value ("5; url=...", HTML Standard "shared declarative refresh steps"):
+   * only its URL is rewritten. */
+  var refreshRe = /^(\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?)(['"]?)(.*?)\2(\s*)$/i;
+  function rewriteRefresh(value) {
+    var m = refreshRe.exec(String(value));
+    if (!m || !m[3]) {
+      return value;
+    }
+    var nu = rewrite(m[3], navMod());
+    return nu === m[3] ? value : m[1] + m[2] + nu + m[2] + m[4];
+  }
+  /* The modifier of documents this one navigates to (links, forms, location). */
+  function navMod() {
+    return /^(?:|mp_|if_|fr_)$/.test(pageMod) ? pageMod : "";
   }
 
   /* Modifier for an attribute of an element (same table as the server's). */
@@ -200,18 +302,44 @@
     if (n === "style") {
       return rewriteCss(value);
     }
+    if (n === "content" && String(el.localName || el.tagName || "").toLowerCase() === "meta" &&
+        /^\s*refresh\s*$/i.test(String(el.getAttribute("http-equiv") || ""))) {
+      return rewriteRefresh(value);
+    }
     var mod = attrMod(el, n);
     return mod === undefined ? value : rewrite(value, mod);
   }
 
-  /* HTML strings (document.write, innerHTML): URL attributes of each start tag. */
+  /* HTML strings (document.write, innerHTML): URL attributes of each start tag, and the
+   * CSS of <style> elements. Attribute values are decoded (character references) before
+   * they are rewritten and encoded again after; a value that did not change is kept as
+   * written. */
   var tagRe = /<([a-zA-Z][\w:-]*)(\s[^<>]*)?>/g;
   var attrRe = /(\s)([\w:-]+)(\s*=\s*)("[^"]*"|'[^']*'|[^\s"'>]+)/g;
+  var styleElRe = /(<style\b[^>]*>)([\s\S]*?)(<\/style[\s/>])/gi;
+  var charRefRe = /&(?:#(\d+)|#[xX]([0-9a-fA-F]+)|(amp|quot|apos|lt|gt));?/g;
+  var NAMED_REFS = { amp: "&", quot: '"', apos: "'", lt: "<", gt: ">" };
+  function decodeAttr(v) {
+    if (v.indexOf("&") < 0) {
+      return v;
+    }
+    return v.replace(charRefRe, function (all, dec, hex, name) {
+      if (name) {
+        return NAMED_REFS[name.toLowerCase()] || all;
+      }
+      var cp = dec ? parseInt(dec, 10) : parseInt(hex, 16);
+      return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : all;
+    });
+  }
+  function encodeAttr(v, quote) {
+    var out = String(v).replace(/&/g, "&amp;");
+    return quote === "'" ? out.replace(/'/g, "&#39;") : out.replace(/"/g, "&quot;");
+  }
   function rewriteHtml(html) {
     if (typeof html !== "string" || html.indexOf("<") < 0) {
       return html;
     }
-    return html.replace(tagRe, function (whole, tag, attrs) {
+    var out = html.replace(tagRe, function (whole, tag, attrs) {
       if (!attrs) {
         return whole;
       }
@@ -219,22 +347,29 @@
         localName: tag.toLowerCase(),
         rel: (/\srel\s*=\s*["']?([^"'>]*)/i.exec(attrs) || [])[1],
         getAttribute: function (a) {
-          var m = new RegExp("\\s" + a + "\\s*=\\s*[\"']?([^\"'\\s>]*)", "i").exec(attrs);
-          return m ? m[1] : null;
+          var m = new RegExp("\\s" + a + "\\s*=\\s*(?:\"([^\"]*)\"|'([^']*)'|([^\\s\"'>]+))", "i").exec(attrs);
+          return m ? decodeAttr(m[1] !== undefined ? m[1] : m[2] !== undefined ? m[2] : m[3]) : null;
         }
       };
       var newAttrs = attrs.replace(attrRe, function (all, sp, name, eq, val) {
         var q = val.charAt(0) === '"' || val.charAt(0) === "'" ? val.charAt(0) : "";
-        var raw = q ? val.slice(1, -1) : val;
-        var decoded = raw.replace(/&amp;/g, "&");
+        var decoded = decodeAttr(q ? val.slice(1, -1) : val);
         var nv = rewriteAttr(fake, name, decoded);
         if (nv === decoded) {
           return all;
         }
-        return sp + name + eq + q + String(nv).replace(/&/g, "&amp;") + q;
+        var quote = q || (/[\s"'=<>`]/.test(String(nv)) ? '"' : "");
+        return sp + name + eq + quote + encodeAttr(nv, quote || '"') + quote;
       });
       return "<" + tag + newAttrs + ">";
     });
+    if (out.indexOf("<style") >= 0 || /<style/i.test(out)) {
+      out = out.replace(styleElRe, function (all, open, css, close) {
+        var nc = rewriteCss(css);
+        return nc === css ? all : open + nc + close;
+      });
+    }
+    return out;
   }
 
   /* --- wrappers ---------------------------------------------------------------- */
@@ -286,7 +421,8 @@
   wrapSetter(W.HTMLObjectElement, "data", byMod("oe_"));
   wrapSetter(W.HTMLTrackElement, "src", byMod("oe_"));
   wrapSetter(W.Element, "innerHTML", function (el, v) {
-    return el.localName === "script" || el.localName === "style" ? v : rewriteHtml(v);
+    var tag = String(el.localName);
+    return tag === "style" ? rewriteCss(v) : tag === "script" ? v : rewriteHtml(v);
   });
   wrapSetter(W.Element, "outerHTML", function (el, v) {
     return rewriteHtml(v);
@@ -383,9 +519,11 @@
     };
   }
 
-  /* for tests and for the banner */
+  /* for client_css.js and client_guard.js, for tests and for the banner */
   Object.defineProperty(window, "__webarkRewrite", {
     value: { rewrite: rewrite, rewriteHtml: rewriteHtml, rewriteSrcset: rewriteSrcset,
-             rewriteCss: rewriteCss, toOriginal: toOriginal }
+             rewriteCss: rewriteCss, rewriteRefresh: rewriteRefresh, toOriginal: toOriginal,
+             baseUrl: baseUrl, navMod: navMod, wrapSetter: wrapSetter,
+             setAttribute: origSetAttribute, prefixPath: prefixPath, timestamp: ts }
   });
 })();

@@ -1,11 +1,22 @@
-"""The client-side replay script (``client.js``, shipped as package data).
+"""The client-side replay script (``client.js``, ``client_css.js``, ``client_guard.js``,
+shipped as package data and served as one script, ``/_webark/client.js``).
 
 The replay app inserts it into every rewritten HTML page after a configuration
-``<script>`` (see :func:`client_config_script`); it wraps the browser APIs through
-which a page builds URLs at run time (fetch, XMLHttpRequest, history, window.open,
-element URL setters, setAttribute, innerHTML, document.write …) so that they resolve
-against the page's original URL and point into the archive. Our own code, no
-dependencies; see the comment at the top of ``client.js`` for what it covers.
+``<script>`` (see :func:`client_config_script`). Our own code, no dependencies; each
+file's header comment says what it covers:
+
+* ``client.js`` — URLs a page builds at run time: it wraps the browser APIs through
+  which they reach the network (fetch, XMLHttpRequest, history, window.open, element
+  URL setters, setAttribute, innerHTML, document.write …) so that they resolve against
+  the page's original URL and point into the archive;
+* ``client_css.js`` — CSS that enters the page at run time (``<style>`` text, inline
+  style, the CSSOM, the Typed OM, FontFace, HTML parsed from strings), with a
+  MutationObserver as the safety net;
+* ``client_guard.js`` — no script path to the live web: navigations to other hosts
+  (``location`` assignments included) caught through the Navigation API's ``navigate``
+  event and sent to the archive, links/forms/popups that open other windows, WebSocket
+  (sent to the replay server, which refuses it), WebRTC servers, ``document.domain``,
+  script-set meta refresh.
 """
 
 from __future__ import annotations
@@ -14,18 +25,25 @@ import json
 from functools import lru_cache
 from importlib import resources
 
-__all__ = ["client_config_script", "client_script"]
+__all__ = ["CLIENT_PARTS", "client_config_script", "client_script"]
+
+
+#: The parts of the client script, in the order they run (each later part uses the
+#: ``window.__webarkRewrite`` functions of ``client.js``).
+CLIENT_PARTS = ("client.js", "client_css.js", "client_guard.js")
 
 
 @lru_cache(maxsize=1)
 def client_script() -> str:
-    """The JavaScript source of ``webark/rewrite/client.js`` (UTF-8 text, read once).
+    """The JavaScript of the client script: :data:`CLIENT_PARTS` of ``webark/rewrite/``
+    (UTF-8 text, read once), one after the other.
 
     Raises:
         FileNotFoundError: the package was installed without its data files (the
             ``package-data`` entry ``webark = ["rewrite/*.js"]`` is missing).
     """
-    return resources.files("webark.rewrite").joinpath("client.js").read_text(encoding="utf-8")
+    files = resources.files("webark.rewrite")
+    return "\n".join(files.joinpath(name).read_text(encoding="utf-8") for name in CLIENT_PARTS)
 
 
 def client_config_script(prefix: str, timestamp: str, url: str, modifier: str = "") -> str:

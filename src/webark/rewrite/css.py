@@ -15,24 +15,54 @@ import re
 from webark.rewrite.charset import css_charset, to_bytes, to_text
 from webark.rewrite.urls import UrlRewriter
 
-__all__ = ["rewrite_css", "rewrite_css_bytes"]
+__all__ = ["css_unescape", "rewrite_css", "rewrite_css_bytes"]
 
 _CSS_URL = re.compile(
     r"""(?P<imp>@import\s*)?"""
-    r"""(?:url\(\s*(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^)"'\s]*))\s*\)"""
-    r"""|(?P<istr>(?<=@import)\s*(?:"(?P<idq>[^"\n]*)"|'(?P<isq>[^'\n]*)')))""",
-    re.IGNORECASE,
+    r"""(?:url\(\s*(?:"(?P<dq>(?:[^"\\\n]++|\\.)*+)"|'(?P<sq>(?:[^'\\\n]++|\\.)*+)'"""
+    r"""|(?P<bare>(?:[^)"'\s\\]++|\\[0-9a-fA-F]{1,6}[ \t\n\r\f]?|\\.)*+))\s*\)"""
+    r"""|(?P<istr>(?<=@import)\s*(?:"(?P<idq>(?:[^"\\\n]++|\\.)*+)"|"""
+    r"""'(?P<isq>(?:[^'\\\n]++|\\.)*+)')))""",
+    re.IGNORECASE | re.DOTALL,
 )
+# CSS Syntax §4.3.7 "consume an escaped code point"; an escaped newline in a string is
+# a line continuation (§4.3.5).
+_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})[ \t\n\r\f]?|(\r\n|[\n\r\f])|(.))", re.DOTALL)
+_NEEDS_QUOTES = re.compile(r"""[\s"'()\\]""")
 _IMAGE_SET = re.compile(r"(?:-webkit-)?image-set\(", re.IGNORECASE)
 _IMAGE_SET_STRING = re.compile(r"""(?<!url\()(?:"([^"\n]*)"|'([^'\n]*)')""")
 
 
-def _group(m: re.Match[str]) -> tuple[str, int, int] | None:
-    for g in ("dq", "sq", "bare", "idq", "isq"):
+def _group(m: re.Match[str]) -> tuple[str, int, int, str] | None:
+    """The URL text of a match, its span and its quote character (``""``: bare)."""
+    for g, quote in (("dq", '"'), ("sq", "'"), ("bare", ""), ("idq", '"'), ("isq", "'")):
         v = m.group(g)
         if v is not None:
-            return v, m.start(g), m.end(g)
+            return v, m.start(g), m.end(g), quote
     return None
+
+
+def _unescape_char(m: re.Match[str]) -> str:
+    hexa, newline, char = m.groups()
+    if hexa:
+        cp = int(hexa, 16)
+        return "\ufffd" if cp == 0 or cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF else chr(cp)
+    return "" if newline else char
+
+
+def css_unescape(text: str) -> str:
+    """``text`` with its CSS escapes undone: ``\\/\\/cdn.org\\/x.png`` → ``//cdn.org/x.png``,
+    ``\\2f img`` → ``/img`` (CSS Syntax §4.3.7)."""
+    return _ESCAPE.sub(_unescape_char, text) if "\\" in text else text
+
+
+def _escaped(url: str, quote: str) -> str:
+    """A rewritten URL written back where the original stood: in its quotes (the quote
+    character and backslashes escaped), or bare unless it needs quotes."""
+    if not quote:
+        return url if not _NEEDS_QUOTES.search(url) else _escaped(url, '"')
+    body = url.replace("\\", "\\\\").replace(quote, "\\" + quote).replace("\n", "\\a ")
+    return quote + body + quote
 
 
 def rewrite_css(text: str, rewriter: UrlRewriter) -> str:
@@ -55,10 +85,14 @@ def rewrite_css(text: str, rewriter: UrlRewriter) -> str:
         found = _group(m)
         if found is None:
             continue
-        url, start, end = found
+        raw, start, end, quote = found
+        url = css_unescape(raw)
         imported = m.group("imp") is not None or m.group("istr") is not None
         new = rewriter.rewrite(url, "cs_" if imported else "im_")
         if new != url:
+            if raw is not url:  # it had escapes: write the new URL back escaped
+                start, end = (start - 1, end + 1) if quote else (start, end)
+                new = _escaped(new, quote)
             pieces.append(text[last:start])
             pieces.append(new)
             last = end

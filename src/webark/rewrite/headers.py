@@ -23,6 +23,7 @@ from webark.rewrite.urls import UrlRewriter
 
 __all__ = [
     "ORIG_PREFIX",
+    "field_name",
     "inert_document_headers",
     "is_active_document",
     "prefix_unsafe_headers",
@@ -61,6 +62,29 @@ _PREFIXED_WHEN_REWRITING = _UNSAFE | frozenset({
     "memento-datetime", "www-authenticate",
 })
 _URL_HEADERS = frozenset({"location", "content-location", "content-base", "uri"})
+# RFC 9110 §5.1 field-name = token; tchar as §5.6.2.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_NOT_TCHAR = re.compile(r"[^!#$&'*+\-.^_`|~0-9A-Za-z]")
+
+
+def field_name(name: str) -> str:
+    """A recorded header name as a server may send it: itself when it is an RFC 9110
+    token (§5.1), else ``X-Archive-Orig-`` + the name with every other character
+    percent-encoded as UTF-8 (``X-Content Type Options``, as node-warc records Chrome's
+    headers, → ``X-Archive-Orig-X-Content%20Type%20Options``): HTTP servers refuse to
+    send such a name (uvicorn dropped the connection), and the browser must not act on
+    a field it could not have received.
+
+    >>> field_name("Content-Type"), field_name("X-Content Type Options")
+    ('Content-Type', 'X-Archive-Orig-X-Content%20Type%20Options')
+    """
+    if _TOKEN.fullmatch(name):
+        return name
+    encoded = _NOT_TCHAR.sub(
+        lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogateescape")),
+        name,
+    )
+    return ORIG_PREFIX + encoded
 _LINK_URL = re.compile(r"<([^>]*)>")
 _LINK_AS = re.compile(r""";\s*as\s*=\s*"?([a-zA-Z]+)""")
 _LINK_REL = re.compile(r""";\s*rel\s*=\s*(?:"([^"]*)"|([^;,\s]+))""")
@@ -85,11 +109,13 @@ def rewrite_headers(headers: list[tuple[str, str]], rewriter: UrlRewriter, *, st
     Returns:
         New ``(name, value)`` list, same order: ``Location``, ``Content-Location``,
         ``Content-Base``, ``URI`` and ``Refresh`` values and the URLs of ``Link`` are
-        rewritten; unsafe headers are renamed ``X-Archive-Orig-<Name>``; the rest is
-        kept. Source: pywb ``HeaderRewriter`` conventions, RFC 9110, RFC 8288 (Link).
+        rewritten; unsafe headers, and names that are not tokens (:func:`field_name`),
+        are renamed ``X-Archive-Orig-<Name>``; the rest is kept. Source: pywb
+        ``HeaderRewriter`` conventions, RFC 9110, RFC 8288 (Link).
     """
     out: list[tuple[str, str]] = []
-    for name, value in headers:
+    for raw, value in headers:
+        name = field_name(raw)
         lname = name.lower()
         if lname in _URL_HEADERS:
             out.append((name, rewriter.rewrite(value)))
@@ -124,7 +150,8 @@ def prefix_unsafe_headers(headers: list[tuple[str, str]], *,
     """
     chunked = any(n.lower() == "transfer-encoding" for n, _ in headers)
     out: list[tuple[str, str]] = []
-    for name, value in headers:
+    for raw, value in headers:
+        name = field_name(raw)
         lname = name.lower()
         if lname in _UNSAFE:
             out.append((ORIG_PREFIX + name, value))

@@ -15,6 +15,12 @@ everything else is replay (URL space in :mod:`webark.apps.replay.paths`):
 * "Not in archive" (404) with the nearest captures and similar URLs; blocked (451);
 * diff ``/{coll}/diff/{ts1}/{ts2}/{url}`` (:mod:`.diff`).
 
+A memento request is ``GET``/``HEAD``, or ``POST``/``PUT`` from a replayed page, looked
+up by its method and body (:func:`webark.cdx.post.method_url`, the key the indexer gave
+the capture of the same request) and answered without a redirect. A URL without
+captures gets a fuzzy match (:mod:`webark.index.fuzzy`) named in :data:`FUZZY_HEADER`.
+WebSocket handshakes are refused (:func:`refuse_websocket`).
+
 Nothing is ever fetched from the live web. Index lookups and WARC reads run in worker
 threads (Starlette's ``run_in_threadpool``), never in the event loop; large payloads
 are streamed.
@@ -33,22 +39,20 @@ themselves.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import mimetypes
 import os
 import re
-import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import anyio
 import anyio.to_thread
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response, StreamingResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webark.apps.cdx.api import create_app
 from webark.apps.cdx.sources import Collections, DirectoryCollections, UnknownCollection
@@ -56,6 +60,13 @@ from webark.apps.replay.access import AccessConfig
 from webark.apps.replay.budget import ByteBudget, Lease
 from webark.apps.replay.calendar import build_calendar, build_url_list
 from webark.apps.replay.diff import side_by_side, visible_lines
+from webark.apps.replay.leased import (
+    REWRITE_BUDGET,
+    SEND_TIMEOUT,
+    Deferred,
+    LeasedResponse,
+    limiters,
+)
 from webark.apps.replay.memento import (
     BadAcceptDatetime,
     MementoLinks,
@@ -83,10 +94,20 @@ from webark.apps.replay.render import (
     render,
     rewrite_weight,
 )
+from webark.apps.replay.request_info import (
+    BODY_METHODS,
+    BodyTooLarge,
+    expected_families,
+    is_navigation,
+    is_service_worker_script,
+    lookup_body,
+)
 from webark.apps.replay.select import Blocked, Missing, select_capture
 from webark.apps.replay.sources import ReplayCollections, ReplayContext
 from webark.cdx.line import CdxLine
+from webark.cdx.post import method_url
 from webark.index.capture_select import captures, closest, is_replayable, neighbours
+from webark.index.fuzzy import FuzzyMatch
 from webark.index.resolved import ResolvedCapture
 from webark.index.source import IndexUnavailable, KeyRange, resolve_match
 from webark.rewrite.client import client_script
@@ -95,6 +116,11 @@ from webark.warc.payload import DecodedTooLarge, decode_content
 log = logging.getLogger(__name__)
 
 _CDX_PATH = re.compile(r"^/[^/]+/(?:cdx|timemap/.*)$", re.S)
+#: Response header naming the fuzzy-match rules a capture was found by
+#: (:mod:`webark.index.fuzzy`), on the memento and on the redirect to it.
+FUZZY_HEADER = "X-Webark-Fuzzy-Match"
+#: Methods the replay side answers.
+METHODS = ("GET", "HEAD", *sorted(BODY_METHODS))
 _BACKEND = (IndexUnavailable, OSError)
 #: Rows of a capture list, URLs of a URL list, similar URLs on a 404 page.
 MAX_ROWS, MAX_URLS, MAX_SIMILAR = 2000, 1000, 20
@@ -113,30 +139,13 @@ def is_api_request(scope: Scope) -> bool:
     return False
 
 
-#: ``Sec-Fetch-Dest`` values of requests whose response a browser shows as a document.
-_DOCUMENT_DESTS = frozenset({"document", "iframe", "frame", "embed", "object", "fencedframe"})
-
-
-def is_navigation(headers: Any) -> bool:
-    """True when a request (its ``headers``, a case-insensitive mapping) comes from a
-    browser that will show the response as a document: ``Sec-Fetch-Dest`` names one
-    (Fetch Metadata), or, where browsers send no ``Sec-Fetch-*`` (plain http from a
-    host other than localhost), ``Accept`` asks for ``text/html`` as navigations do.
-    curl, wget and fetch() send ``Accept: */*``."""
-    dest = headers.get("sec-fetch-dest")
-    if dest is not None:
-        return dest.strip().lower() in _DOCUMENT_DESTS
-    return "text/html" in (headers.get("accept") or "").lower()
-
-
-def _is_service_worker_script(headers: Any) -> bool:
-    """True for a request that fetches a service worker's script (the ``Service-Worker:
-    script`` request header of the Service Workers spec)."""
-    return (headers.get("service-worker") or "").strip().lower() == "script"
+#: Characters an HTTP field value cannot hold (RFC 9110 §5.5: CTLs other than HTAB);
+#: servers refuse to send them (uvicorn drops the connection).
+_CTL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _latin1(value: str) -> bytes:
-    value = value.replace("\r", " ").replace("\n", " ")
+    value = _CTL.sub(" ", value)
     try:
         return value.encode("latin-1")
     except UnicodeEncodeError:
@@ -151,99 +160,6 @@ def _response(r: Rendered, extra: list[tuple[str, str]]) -> Response:
         resp = Response(r.body, status_code=r.status)
     resp.raw_headers = [(k.lower().encode("latin-1"), _latin1(v)) for k, v in r.headers + extra]
     return resp
-
-
-#: Threads that build mementos at once, per server process. The work is CPU-bound
-#: (HTML rewriting holds the GIL), so more threads only fight over the GIL: with 8
-#: clients, 40 threads (Starlette's default) gave 80–86 pages/s on the python docs, 2
-#: threads 123–127, 1 thread 141–144. Two keep one very large page from stalling
-#: every other request of the process.
-MEMENTO_THREADS = 2
-#: Threads that render large rewritten bodies (beside the memento threads, so that
-#: small pages are not queued behind them).
-LARGE_REWRITE_THREADS = 1
-#: Default budget of bytes of large payloads being rewritten or sent at once, per
-#: server process (``WEBARK_REWRITE_BUDGET`` for ``server_from_env``). Rewriting
-#: holds ~3-5x the payload; a payload larger than the budget is served alone.
-REWRITE_BUDGET = 32 << 20
-_LIMITERS: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]
-] = weakref.WeakKeyDictionary()
-
-
-def _limiters() -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
-    """(memento, large rewrite) limiters of the running event loop (one pair per loop:
-    tests run several)."""
-    loop = asyncio.get_running_loop()
-    pair = _LIMITERS.get(loop)
-    if pair is None:
-        pair = _LIMITERS[loop] = (anyio.CapacityLimiter(MEMENTO_THREADS),
-                                  anyio.CapacityLimiter(LARGE_REWRITE_THREADS))  # fmt: skip
-    return pair
-
-
-class _Deferred:
-    """A memento that needs a lease of ``weight`` bytes before it is rendered."""
-
-    __slots__ = ("weight",)
-
-    def __init__(self, weight: int):
-        self.weight = weight
-
-
-SEND_TIMEOUT = 60.0
-"""Seconds one piece of a leased response may wait for the client to read before the
-connection is dropped (each piece is at most a few hundred kB: a client reading at
-more than ~50 kbit/s never meets it)."""
-
-
-class _ClientStalled(Exception):
-    """The client did not read for ``send_timeout`` seconds."""
-
-
-def _only_stalls(exc: BaseException) -> bool:
-    """True for :class:`_ClientStalled`, alone or as the only kind in an exception group
-    (Starlette streams a response inside an anyio task group)."""
-    if isinstance(exc, _ClientStalled):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        match, rest = exc.split(_ClientStalled)
-        return match is not None and rest is None
-    return False
-
-
-class LeasedResponse(Response):
-    """A response that gives its budget lease back once it has been sent (or the
-    sending failed, was cancelled, or the client stopped reading for ``send_timeout``
-    seconds: the response is then abandoned and uvicorn closes the connection)."""
-
-    def __init__(self, inner: Response, lease: Lease, send_timeout: float = SEND_TIMEOUT):
-        self.inner = inner
-        self.lease = lease
-        self.send_timeout = send_timeout
-        self.status_code = inner.status_code
-        self.raw_headers = inner.raw_headers
-        self.background = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        timeout = self.send_timeout
-
-        async def timed_send(message: Message) -> None:
-            try:
-                await asyncio.wait_for(send(message), timeout)
-            except TimeoutError:
-                raise _ClientStalled from None
-
-        try:
-            await self.inner(scope, receive, timed_send)
-        except BaseException as exc:
-            if not _only_stalls(exc):
-                raise
-            client = scope.get("client") or ("?", 0)
-            log.warning("replay: %s:%s did not read for %g s: response to %s dropped",
-                        client[0], client[1], timeout, scope.get("path"))  # fmt: skip
-        finally:
-            self.lease.release()
 
 
 class ReplayServer:
@@ -272,14 +188,17 @@ class ReplayServer:
         self._client_js: bytes | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await refuse_websocket(scope, receive, send)
+            return
         if scope["type"] != "http" or is_api_request(scope):
             await self.api(scope, receive, send)
             return
         request = Request(scope, receive)
-        if request.method not in ("GET", "HEAD"):
+        if request.method not in METHODS:
             resp: Response = self.pages.error(405, "Method not allowed",
                                               f"{request.method} is not supported here.",
-                                              headers={"Allow": "GET, HEAD"})  # fmt: skip
+                                              headers={"Allow": ", ".join(METHODS)})  # fmt: skip
         else:
             try:
                 resp = await self.dispatch(request)
@@ -304,9 +223,13 @@ class ReplayServer:
             return self.pages.error(404, "Not found", f"No page at {scope['path']}.")
         if target.kind == "home":
             return self.pages.html("home.html", collections=self.collections.names())
+        if request.method in BODY_METHODS and target.kind != "memento":
+            return self.pages.error(405, "Method not allowed",
+                                    f"{request.method} is answered for mementos only.",
+                                    headers={"Allow": "GET, HEAD"})  # fmt: skip
         if target.kind == "app":
             return await self.app_file(request, target.url)
-        if _is_service_worker_script(request.headers):
+        if is_service_worker_script(request.headers):
             # archived script never becomes a service worker of the replay origin: it
             # would answer every later request of the server (all collections, the API)
             return self.pages.error(403, "Service workers are not replayed",
@@ -525,57 +448,76 @@ class ReplayServer:
         """A memento: the capture, or a 302 to the canonical timestamp, 404, 451 (one
         hop to a worker thread for the whole lookup and rendering; a large rewrite
         waits for its lease and is rendered in a second hop, see the module
-        docstring)."""
-        abs_prefix = coll_prefix(str(request.base_url), ctx.name)
-        args = (ctx, target, abs_prefix, request.headers.get("range"),
-                request.method == "HEAD", request.headers.get("if-range"),
-                is_navigation(request.headers))  # fmt: skip
-        small, large = _limiters()
-        first = await anyio.to_thread.run_sync(self._memento, *args, None, limiter=small)
-        if not isinstance(first, _Deferred):
+        docstring). A POST/PUT is looked up by its method and body
+        (:func:`webark.cdx.post.method_url`, as the collection's index keys them) and
+        answered at once, without a redirect (a browser would repeat it as a GET)."""
+        lookup: str | None = None
+        if request.method in BODY_METHODS:
+            try:
+                body = await lookup_body(request)
+            except BodyTooLarge as exc:
+                return self.pages.error(413, "Request body too large", str(exc), ctx.name)
+            lookup = method_url(target.url, request.method, request.headers.get("content-type"),
+                                body, compat=ctx.compat)  # fmt: skip
+        ask = MementoRequest(
+            abs_prefix=coll_prefix(str(request.base_url), ctx.name),
+            range_header=request.headers.get("range"),
+            head_only=request.method == "HEAD",
+            if_range=request.headers.get("if-range"),
+            navigation=is_navigation(request.headers),
+            lookup_url=lookup,
+            expected=expected_families(request.headers, target.modifier, target.url),
+        )
+        small, large = limiters()
+        first = await anyio.to_thread.run_sync(self._memento, ctx, target, ask, None,
+                                               limiter=small)  # fmt: skip
+        if not isinstance(first, Deferred):
             return first
         lease = await self.budget.acquire(first.weight)
         try:
-            resp = await anyio.to_thread.run_sync(self._memento, *args, lease, limiter=large)
+            resp = await anyio.to_thread.run_sync(self._memento, ctx, target, ask, lease,
+                                                  limiter=large)  # fmt: skip
         except BaseException:
             lease.release()
             raise
-        if isinstance(resp, _Deferred):  # cannot happen with a lease
+        if isinstance(resp, Deferred):  # cannot happen with a lease
             lease.release()
             raise AssertionError("memento deferred twice")
         return LeasedResponse(resp, lease, self.send_timeout)
 
-    def _memento(self, ctx: ReplayContext, target: Target, abs_prefix: str,
-                 range_header: str | None, head_only: bool,
-                 if_range: str | None = None, navigation: bool = False,
-                 lease: Lease | None = None) -> Response | _Deferred:  # fmt: skip
+    def _memento(self, ctx: ReplayContext, target: Target, ask: MementoRequest,
+                 lease: Lease | None = None) -> Response | Deferred:  # fmt: skip
         """Select and render (worker thread). Without ``lease``, a large rewrite is
-        not rendered: a :class:`_Deferred` with its weight comes back instead."""
+        not rendered: a :class:`Deferred` with its weight comes back instead."""
         assert target.timestamp is not None
-        sel = select_capture(ctx, target.url, clamp_timestamp(target.timestamp))
+        sel = select_capture(ctx, ask.lookup_url or target.url, clamp_timestamp(target.timestamp),
+                             expected=ask.expected)  # fmt: skip
         if isinstance(sel, Blocked):
             return self.blocked(ctx, sel)
         if isinstance(sel, Missing):
             reason = "; ".join(sel.failures[:3])
+            if ask.lookup_url is not None:
+                reason = reason or "no capture of a request with this method and body"
             return self.not_found(ctx, target.url, target.timestamp, sel.tried, reason)
-        rc = sel.capture
+        rc, fuzzy = sel.capture, sel.fuzzy
         ts = rc.line.timestamp
-        if ts != target.timestamp:
-            # to the capture's own URL too: same URL key, maybe another spelling (/a vs /a/);
-            # a query fallback keeps the URL asked for (its page script reads the query)
-            shown = target.url if _query_fallback(target.url, rc.line.url) else rc.line.url
-            location = archival_url(abs_prefix, ts, shown, target.modifier)
-            links = MementoLinks(rc.line.url, abs_prefix, ts, target.modifier)
-            return Response(b"", 302, headers={"Location": location, "Link": links.header()})
+        if ask.lookup_url is None and (ts != target.timestamp
+                                       or (fuzzy is not None and fuzzy.moves_path)):
+            # to the capture's own URL too: same URL key, maybe another spelling (/a vs
+            # /a/), or the URL a fuzzy match found; a URL whose extra parameters only the
+            # page's script reads stays as asked
+            shown = target.url if fuzzy is not None and fuzzy.keeps_asked_url else rc.line.url
+            location = archival_url(ask.abs_prefix, ts, shown, target.modifier)
+            links = MementoLinks(rc.line.url, ask.abs_prefix, ts, target.modifier)
+            headers = {"Location": location, "Link": links.header(), **_fuzzy_header(fuzzy)}
+            return Response(b"", 302, headers=headers)
         weight = rewrite_weight(rc, target.modifier, rewrite_limit=self.rewrite_limit)
         if weight and lease is None:
-            return _Deferred(weight)  # and rc goes: a waiting request holds no payload
-        return self._serve(ctx, target, rc, abs_prefix, range_header, head_only, if_range,
-                           navigation, lease)  # fmt: skip
+            return Deferred(weight)  # and rc goes: a waiting request holds no payload
+        return self._serve(ctx, target, rc, ask, fuzzy, lease)
 
     def _serve(self, ctx: ReplayContext, target: Target, rc: ResolvedCapture,
-               abs_prefix: str, range_header: str | None, head_only: bool,
-               if_range: str | None = None, navigation: bool = False,
+               ask: MementoRequest, fuzzy: FuzzyMatch | None = None,
                lease: Lease | None = None) -> Response:  # fmt: skip
         ts = rc.line.timestamp
         url = rc.line.url  # the base of relative links: the capture's URL as archived
@@ -605,11 +547,12 @@ class ReplayServer:
             banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt))
         rendered = render(
             rc, url=url, prefix=prefix, root="/", modifier=target.modifier,
-            range_header=range_header, banner=banner, head_only=head_only, if_range=if_range,
-            reserve=reserve, rewrite_limit=self.rewrite_limit, navigation=navigation,
+            range_header=ask.range_header, banner=banner, head_only=ask.head_only,
+            if_range=ask.if_range, reserve=reserve, rewrite_limit=self.rewrite_limit,
+            navigation=ask.navigation,
         )  # fmt: skip
         links = MementoLinks(
-            url, abs_prefix, ts, target.modifier,
+            url, ask.abs_prefix, ts, target.modifier,
             first=first.timestamp if first else None,
             prev=prev.timestamp if prev else None,
             next=nxt.timestamp if nxt else None,
@@ -617,16 +560,40 @@ class ReplayServer:
         )  # fmt: skip
         csp = RAW_CSP if target.modifier == "id_" else REPLAY_CSP
         extra = [("Memento-Datetime", http_date(ts)), ("Link", links.header()),
-                 ("Content-Security-Policy", csp)]  # fmt: skip
+                 ("Content-Security-Policy", csp), *_fuzzy_header(fuzzy).items()]  # fmt: skip
         return _response(rendered, extra)
 
 
-def _query_fallback(asked: str, served: str) -> bool:
-    """True when ``served`` (a capture's URL) answers ``asked`` through the query
-    fallback of :mod:`.select`: ``asked`` has a query, ``served`` is its path
-    without one."""
-    a, b = asked.split("#", 1)[0], served.split("#", 1)[0]
-    return "?" in a and "?" not in b and a.partition("?")[0] == b
+@dataclass(frozen=True, slots=True)
+class MementoRequest:
+    """What a memento request asks beyond its target: ``abs_prefix`` (the collection's
+    absolute URL), its ``Range`` / ``If-Range`` headers, ``head_only`` (HEAD),
+    ``navigation`` (:func:`~webark.apps.replay.request_info.is_navigation`),
+    ``lookup_url`` (a POST/PUT's method URL, None for GET/HEAD) and ``expected`` (the
+    MIME families it can use, :func:`~webark.apps.replay.request_info.expected_families`)."""
+
+    abs_prefix: str
+    range_header: str | None = None
+    head_only: bool = False
+    if_range: str | None = None
+    navigation: bool = False
+    lookup_url: str | None = None
+    expected: Collection[str] | None = None
+
+
+def _fuzzy_header(fuzzy: FuzzyMatch | None) -> dict[str, str]:
+    """:data:`FUZZY_HEADER` naming the rules of a fuzzy match (none for an exact one)."""
+    return {} if fuzzy is None else {FUZZY_HEADER: ", ".join(fuzzy.rules)}
+
+
+async def refuse_websocket(scope: Scope, receive: Receive, send: Send) -> None:
+    """Refuse a WebSocket handshake (a capture of a socket cannot be replayed; the
+    client script sends a page's sockets here instead of to the live web): closing
+    before accepting makes the server answer the upgrade with 403 (ASGI spec)."""
+    message = await receive()
+    if message.get("type") == "websocket.connect":
+        log.info("replay: WebSocket %s refused (sockets are not replayed)", scope.get("path"))
+        await send({"type": "websocket.close", "code": 1008})
 
 
 def _similar_queries(url: str) -> Iterator[tuple[str, Any]]:

@@ -34,6 +34,9 @@ class ReplayContext:
         name: collection name. folder: its folder.
         source: its index. loader: reads the record of a CDX line.
         revisits: finds the original of a revisit. access: its access rules.
+        compat: the indexer flavour its keys follow (``collection.toml``'s
+            ``compat``; ``cdxj-indexer`` for a pywb-layout folder), for the keys of
+            POST/PUT lookups (:func:`webark.cdx.post.method_url`).
     """
 
     name: str
@@ -42,6 +45,7 @@ class ReplayContext:
     loader: RecordLoader
     revisits: RevisitResolver
     access: Access
+    compat: str = "cdxj-indexer"
 
 
 class ReplayCollections:
@@ -57,7 +61,7 @@ class ReplayCollections:
         self.collections = collections
         self.access = access or AccessConfig()
         self._lock = threading.Lock()
-        self._cache: dict[str, tuple[IndexSource, RecordLoader, RevisitResolver]] = {}
+        self._cache: dict[str, tuple[IndexSource, RecordLoader, RevisitResolver, str]] = {}
 
     def names(self) -> list[str]:
         """Collection names, sorted."""
@@ -76,19 +80,23 @@ class ReplayCollections:
         with self._lock:
             hit = self._cache.get(name)
         if hit is None or hit[0] is not source:
-            loader = RecordLoader(_resolver(folder, name))
-            hit = (source, loader, RevisitResolver(source, loader))
+            resolver, compat = _resolver(folder, name)
+            loader = RecordLoader(resolver)
+            hit = (source, loader, RevisitResolver(source, loader), compat)
             with self._lock:
                 self._cache[name] = hit
         return ReplayContext(
-            name, folder, source, hit[1], hit[2], self.access.for_collection(folder)
+            name, folder, source, hit[1], hit[2], self.access.for_collection(folder), hit[3]
         )
 
 
-def _resolver(folder: Path, name: str) -> LocationResolver:
+def _resolver(folder: Path, name: str) -> tuple[LocationResolver, str]:
+    """The WARC locations of a collection folder and the indexer flavour of its keys."""
     if (folder / CONFIG_NAME).is_file():
         try:
-            return Collection.open(folder).resolver()
+            coll = Collection.open(folder)
+            return coll.resolver(), coll.config.compat
         except CollectionError as exc:
             raise IndexUnavailable(f"collection {name!r}: {exc}") from exc
-    return LocationResolver([PrefixLocator(folder / "archive"), PrefixLocator(folder / "warcs")])
+    locations = [PrefixLocator(folder / "archive"), PrefixLocator(folder / "warcs")]
+    return LocationResolver(locations), "cdxj-indexer"
