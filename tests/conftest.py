@@ -8,7 +8,6 @@ not there, ``$WEBARK_CORPUS`` names it.
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,16 +46,11 @@ def pg() -> Iterator[PgCluster]:
     require(importlib.util.find_spec("psycopg") is not None, "psycopg",
             "pip install -e '.[postgres]' (scripts/setup.sh installs it)")  # fmt: skip
     cluster = PgCluster()
-    before = os.environ.get("PGPASSFILE")
-    os.environ["PGPASSFILE"] = str(cluster.passfile)
     try:
-        yield cluster
+        with cluster.password_file():
+            yield cluster
     finally:
         cluster.stop()
-        if before is None:
-            os.environ.pop("PGPASSFILE", None)
-        else:
-            os.environ["PGPASSFILE"] = before
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])

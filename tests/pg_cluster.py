@@ -15,6 +15,7 @@ does); :func:`find_bindir` returns None when it is missing.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -25,6 +26,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 INSTALL = "WEBARK_POSTGRES=1 bash scripts/setup.sh   (Debian's postgresql-15)"
@@ -149,6 +151,20 @@ class PgCluster:
     def env(self) -> dict[str, str]:
         """What a client process needs in its environment (the password file)."""
         return {"PGPASSFILE": str(self.passfile)}
+
+    @contextlib.contextmanager
+    def password_file(self) -> Iterator[None]:
+        """``PGPASSFILE`` set to this cluster's password file for the ``with`` block (and
+        the processes started in it), then set back."""
+        before = os.environ.get("PGPASSFILE")
+        os.environ["PGPASSFILE"] = str(self.passfile)
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop("PGPASSFILE", None)
+            else:
+                os.environ["PGPASSFILE"] = before
 
     def stop(self) -> None:
         """Fast shutdown (SIGINT to the server's own PID), then delete the folder."""

@@ -4,7 +4,6 @@ reconnects."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -32,26 +31,26 @@ def test_unreachable_server_is_503(tmp_path: Path, pg: PgCluster) -> None:
 
 def test_restart_of_the_server(tmp_path: Path, corpus: Path, pg: PgCluster) -> None:
     own = PgCluster()  # a cluster of this test's own: it is restarted
-    before = os.environ.get("PGPASSFILE")
-    os.environ["PGPASSFILE"] = str(own.passfile)
     try:
-        coll = StoreChoice("postgres", own).init(tmp_path / "colls" / "web")
-        list(coll.add([corpus / "pywb/warcs/example.warc.gz"]))
-        coll.close()
-        with TestClient(create_server(tmp_path / "colls")) as client:
-            q = {"url": "example.com", "matchType": "host", "output": "json"}
-            assert len(client.get("/web/cdx", params=q).text.splitlines()) == 2
-            own.restart()
-            codes = [client.get("/web/cdx", params=q) for _ in range(3)]
-            assert all(r.status_code in (200, 503) for r in codes)
-            assert codes[-1].status_code == 200 and len(codes[-1].text.splitlines()) == 2
-            assert all(r.text.strip() for r in codes)  # never an empty 200
+        with own.password_file():
+            _restart(own, tmp_path, corpus)
     finally:
         own.stop()
-        if before is None:
-            os.environ.pop("PGPASSFILE", None)
-        else:
-            os.environ["PGPASSFILE"] = before
+
+
+def _restart(own: PgCluster, tmp_path: Path, corpus: Path) -> None:
+    """A query, a restart of the server, three queries: 200, at most 503s, 200."""
+    coll = StoreChoice("postgres", own).init(tmp_path / "colls" / "web")
+    list(coll.add([corpus / "pywb/warcs/example.warc.gz"]))
+    coll.close()
+    with TestClient(create_server(tmp_path / "colls")) as client:
+        q = {"url": "example.com", "matchType": "host", "output": "json"}
+        assert len(client.get("/web/cdx", params=q).text.splitlines()) == 2
+        own.restart()
+        codes = [client.get("/web/cdx", params=q) for _ in range(3)]
+        assert all(r.status_code in (200, 503) for r in codes)
+        assert codes[-1].status_code == 200 and len(codes[-1].text.splitlines()) == 2
+        assert all(r.text.strip() for r in codes)  # never an empty 200
 
 
 @pytest.mark.parametrize("path", ["/web/cdx?url=example.com", "/web/2014/http://example.com/"])
@@ -63,12 +62,9 @@ def test_bad_password_file_is_503_not_a_crash(tmp_path: Path, pg: PgCluster, pat
     wrong = tmp_path / "pgpass"
     wrong.write_text(f"127.0.0.1:{pg.port}:*:webark:not-the-password\n")
     wrong.chmod(0o600)
-    before = os.environ["PGPASSFILE"]
-    os.environ["PGPASSFILE"] = str(wrong)
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PGPASSFILE", str(wrong))
         with TestClient(create_server(tmp_path / "colls")) as client:
             r = client.get(path)
             assert r.status_code == 503 and "password authentication failed" in r.text
             assert "not-the-password" not in r.text
-    finally:
-        os.environ["PGPASSFILE"] = before

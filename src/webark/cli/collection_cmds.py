@@ -22,17 +22,11 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
+from webark.cli.user_io import open_collection
 from webark.index.collection import Collection, CollectionError
 from webark.index.source import IndexUnavailable, key_range
 
 err = Console(stderr=True, highlight=False)
-
-
-def _open(path: str) -> Collection:
-    try:
-        return Collection.open(path)
-    except CollectionError as exc:
-        raise click.ClickException(str(exc)) from exc
 
 
 @click.group()
@@ -145,7 +139,7 @@ def add_cmd(
             raise click.ClickException(f"{w} is not a regular file (a pipe?)")
         if os.path.getsize(w) == 0:
             raise click.ClickException(f"{w} is empty (0 bytes): no WARC record to add")
-    coll = _open(path)
+    coll = open_collection(path)
     total = sum(os.path.getsize(w) for w in warcs)
     failed = 0
     with Progress(
@@ -237,7 +231,7 @@ def remove_cmd(path: str, warcs: tuple[str, ...], delete: bool) -> None:
 
     Exit status 1 when a name was not indexed (a typo: `webark collection ls` lists
     the names)."""
-    coll = _open(path)
+    coll = open_collection(path)
     missing = 0
     try:
         for r in coll.remove(warcs, delete=delete):
@@ -263,7 +257,7 @@ def ls_cmd(path: str) -> None:
     """List indexed WARCs (name, lines, size, when; a WARC a crawl is still appending to
     also says being-written:OFFSET, the offset indexed up to) and WARCs in warcs/ not
     indexed."""
-    coll = _open(path)
+    coll = open_collection(path)
     try:
         for f in coll.indexed():
             size = "-" if f.size is None else str(f.size)
@@ -282,7 +276,7 @@ def ls_cmd(path: str) -> None:
 def locate_cmd(path: str, warc: str, location: str | None) -> None:
     """Show where WARC is read from, or record its new LOCATION (path or URL) in
     locations.loc (after moving it; no re-indexing)."""
-    coll = _open(path)
+    coll = open_collection(path)
     if location is not None:
         coll.locate(warc, location)
     for c in coll.resolver().candidates(warc):
@@ -316,7 +310,7 @@ def query_cmd(
     from webark.cdx.formats import format_cdx11, format_cdxj
 
     fmt = format_cdxj if output == "cdxj" else format_cdx11
-    coll = _open(path)
+    coll = open_collection(path)
     try:
         rng = key_range(url, match_type, from_ts, to_ts)  # type: ignore[arg-type]
     except ValueError as exc:

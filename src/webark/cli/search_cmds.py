@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from webark.apps.replay.fulltext import results_json
 from webark.apps.replay.paths import archival_url, coll_prefix
+from webark.cli.user_io import open_collection
 from webark.index.collection import Collection, CollectionError
 from webark.index.source import IndexUnavailable
 from webark.search import open_search
@@ -25,13 +26,6 @@ from webark.search.build import BuildReport, build_search
 from webark.search.query import EmptyQuery
 
 err = Console(stderr=True, highlight=False)
-
-
-def _open(path: str) -> Collection:
-    try:
-        return Collection.open(path)
-    except CollectionError as exc:
-        raise click.ClickException(str(exc)) from exc
 
 
 def _index(coll: Collection, create: bool) -> SearchIndex:
@@ -72,7 +66,7 @@ def build_cmd(path: str, jobs: int, no_progress: bool, as_json: bool) -> None:
     interrupted build loses nothing and the next one goes on).
 
     Exit status 1 when a WARC could not be found or had broken records (listed)."""
-    coll = _open(path)
+    coll = open_collection(path)
     index = _index(coll, create=True)
     show = not no_progress and err.is_terminal
 
@@ -130,7 +124,7 @@ def query_cmd(path: str, query: str, limit: int, page: int, base: str, as_json: 
     QUERY is web-search syntax: words (all must match), "a phrase",
     a OR b, -word (must not match). English words match their other forms
     (running: runs, ran is another word)."""
-    coll = _open(path)
+    coll = open_collection(path)
     index = _index(coll, create=False)
     try:
         results = index.search(query, limit=limit, offset=(page - 1) * limit)
@@ -190,7 +184,7 @@ def export_cmd(path: str, output: str, fmt: str, index_name: str | None) -> None
     curl -H 'Content-Type: application/x-ndjson' --data-binary @bulk.jsonl \\
          'http://opensearch:9200/_bulk'
     """
-    coll = _open(path)
+    coll = open_collection(path)
     index = _index(coll, create=False)
     name = index_name or (coll.config.name or coll.root.name).lower()
 

@@ -131,3 +131,6 @@ class SearchDocument:
 
 #: The field names, in schema order.
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SearchDocument))
+#: The fields a backend stores in its documents table, in this order (the WARC's name,
+#: ``source_file_path``, is kept once per WARC in its files table).
+STORED_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "source_file_path")

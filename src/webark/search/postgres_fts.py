@@ -47,7 +47,7 @@ from webark.index.pg_connect import DuplicateKey, PgDb, PostgresUnavailable
 from webark.index.source import IndexUnavailable
 from webark.index.store import utc_stamp
 from webark.search.backend import MARK_END, MARK_START, SearchHit, SearchResults, marked_parts
-from webark.search.document import SearchDocument
+from webark.search.document import STORED_FIELDS, SearchDocument
 from webark.search.query import Query, parse_query
 from webark.search.sqlite_fts import document_from
 
@@ -119,12 +119,7 @@ CREATE INDEX IF NOT EXISTS search_docs_tsv ON search_docs USING gin (tsv);
 CREATE INDEX IF NOT EXISTS search_docs_file ON search_docs (file_id, source_file_offset);
 CREATE INDEX IF NOT EXISTS search_docs_url ON search_docs (url_norm)
 """
-_DOC_COLS = (
-    "id", "url", "url_norm", "host", "domain", "crawl_date", "crawl_year", "wayback_date",
-    "title", "content", "content_type", "content_type_norm", "content_language",
-    "status_code", "record_type", "hash", "links", "links_hosts", "source_file_offset",
-    "collection", "index_time",
-)  # fmt: skip
+_DOC_COLS = STORED_FIELDS
 _COPY = f"COPY search_docs (file_id, {', '.join(_DOC_COLS)}, lang_config) FROM STDIN"
 
 

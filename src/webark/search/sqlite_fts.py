@@ -34,7 +34,7 @@ from typing import Any
 from webark.index.sqlite_db import SqliteDb
 from webark.index.store import utc_stamp
 from webark.search.backend import SearchHit, SearchResults, marked_parts
-from webark.search.document import SearchDocument
+from webark.search.document import STORED_FIELDS, SearchDocument
 from webark.search.query import fts5_match, fts5_positive, parse_query
 
 SCHEMA_VERSION = 1
@@ -80,12 +80,7 @@ CREATE VIRTUAL TABLE docs_fts USING fts5(
 """
 #: ``docs`` columns in :class:`SearchDocument` order (``source_file_path`` comes from
 #: ``files``).
-_DOC_COLS = (
-    "id", "url", "url_norm", "host", "domain", "crawl_date", "crawl_year", "wayback_date",
-    "title", "content", "content_type", "content_type_norm", "content_language",
-    "status_code", "record_type", "hash", "links", "links_hosts", "source_file_offset",
-    "collection", "index_time",
-)  # fmt: skip
+_DOC_COLS = STORED_FIELDS
 _INSERT = (
     f"INSERT INTO docs (file_id, {', '.join(_DOC_COLS)}) "
     f"VALUES (?, {', '.join('?' for _ in _DOC_COLS)})"
