@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from search_support import write_more, write_site
 from starlette.testclient import TestClient
 
+from http_wait import webark_serve_process
 from index_stores import StoreChoice
 from webark.apps.replay.app import create_server
 from webark.cli.main import cli
@@ -218,3 +221,20 @@ def test_no_search_index_yet(tmp_path: Path, corpus: Path, index_store: StoreCho
         assert r.status_code == 404 and "webark search build" in r.text
     r = CliRunner().invoke(cli, ["search", "query", str(coll.root), "example"])
     assert r.exit_code == 1 and "search build" in r.output
+
+
+def test_many_first_queries_at_once(built: Built) -> None:
+    """16 clients query a fresh server at once: each gets its answer (the search index
+    is opened once; an index opened twice by racing threads was closed under the other
+    thread's query: 'Cannot operate on a closed database', and workers died of SIGSEGV)."""
+    with webark_serve_process(str(built.colls), "--workers", "1") as (base, proc):
+
+        def ask(i: int) -> tuple[int, int]:
+            r = httpx.get(f"{base}site/search", params={"q": "river", "output": "json"},
+                          timeout=60)  # fmt: skip
+            return r.status_code, len(r.json().get("hits", [])) if r.status_code == 200 else -1
+
+        with ThreadPoolExecutor(16) as pool:
+            got = list(pool.map(ask, range(48)))
+        assert got == [(200, 3)] * 48
+        assert proc.poll() is None

@@ -80,19 +80,16 @@ class FullTextSearch:
             stamp = os.stat(cfg).st_mtime_ns
         except OSError:
             return None  # a pywb-layout folder: no search index
-        with self._lock:
+        with self._lock:  # one opening at a time: two threads never race to open
             hit = self._open.get(folder)
-        if hit is not None and hit[0] == stamp and hit[1] is not None:
-            return hit[1]
-        try:
-            coll = Collection.open(folder)
-            index = find_search(coll)
-        except CollectionError as exc:
-            raise IndexUnavailable(str(exc)) from exc
-        with self._lock:
-            old = self._open.get(folder)
-            if old is not None and old[1] is not None and old[1] is not index:
-                old[1].close()
+            if hit is not None and hit[0] == stamp and hit[1] is not None:
+                return hit[1]
+            try:
+                index = find_search(Collection.open(folder))
+            except CollectionError as exc:
+                raise IndexUnavailable(str(exc)) from exc
+            # an index replaced (collection.toml changed) is not closed here: other
+            # threads may be in the middle of a query on it; it goes when unreferenced
             self._open[folder] = (stamp, index)
         return index
 
