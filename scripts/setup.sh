@@ -19,6 +19,13 @@ fi
 if [ "${WEBARK_TEST_TOOLS:-0}" = 1 ]; then
   command -v wget >/dev/null || need_apt+=(wget)
 fi
+# PostgreSQL for the shared index store and search backend (tests start a throwaway
+# cluster of their own with these binaries; nothing is set up system-wide). A real PDF
+# for the search tests comes with shared-mime-info (its specification).
+if [ "${WEBARK_POSTGRES:-0}" = 1 ]; then
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql-15)
+  [ -f /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf ] || need_apt+=(shared-mime-info)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: apt-get install ${need_apt[*]}" >&2

@@ -1,7 +1,8 @@
-"""System packages some tests need (Debian's Chromium, python3-doc, wget …), installed by
-``scripts/setup.sh`` on request (``.ci/run`` asks for all of them). Outside CI a missing
-one skips the tests that need it, naming the command that installs it; under
-``CI=true`` it fails them: CI installs them, so a missing one there is a broken set-up."""
+"""System packages some tests need (Debian's Chromium, python3-doc, wget, PostgreSQL …),
+installed by ``scripts/setup.sh`` on request (``.ci/run`` asks for all of them). Outside
+CI a missing one skips the tests that need it, naming the command that installs it;
+under ``CI=true`` it fails them: CI installs them, so a missing one there is a broken
+set-up."""
 
 from __future__ import annotations
 

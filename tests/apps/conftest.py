@@ -1,5 +1,6 @@
 """Fixtures of the resolution API tests: the sample captures in an in-memory source, failing
-sources, and collection folders in each layout (sorted CDXJ, SQLite, pywb's CDX files)."""
+sources, and collection folders in each layout (sorted CDXJ, an index store: SQLite and
+PostgreSQL, pywb's CDX files)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from cdx_api_support import FailingSource, MemorySource, sample_lines
 from starlette.testclient import TestClient
 
+from index_stores import StoreChoice
 from webark.apps.cdx.api import create_app
 from webark.apps.cdx.sources import StaticCollections
 from webark.cdx.line import CdxLine
@@ -40,12 +42,15 @@ def client(mem: MemorySource) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def colls_dir(tmp_path: Path, lines: list[CdxLine], corpus: Path) -> Path:
+def colls_dir(
+    tmp_path: Path, lines: list[CdxLine], corpus: Path, index_store: StoreChoice
+) -> Path:
     """A collections directory with:
 
     * ``cdxj`` — pywb layout, the sample lines as one sorted CDXJ file;
     * ``split`` — a webark collection (cdxj store) with the lines in two files;
-    * ``sqlite`` — a webark collection (SQLite store) with the lines;
+    * ``store`` — a webark collection with the lines in its index store (SQLite, and
+      PostgreSQL: the ``index_store`` fixture);
     * ``pywb`` — pywb's CDX test folder (``corpus/pywb/cdx``: 11-field CDX and CDXJ),
       ``iana`` its ``iana.cdx`` alone, ``iana-dupes`` with ``dupes.cdx`` (the sources of
       pywb's ``test_cdxops.py`` doctests);
@@ -64,7 +69,7 @@ def colls_dir(tmp_path: Path, lines: list[CdxLine], corpus: Path) -> Path:
         halves[i % 2].extend(groups[k])
     write_sorted_cdxj(halves[0], split.indexes_dir / "one.cdxj")
     write_sorted_cdxj(halves[1], split.indexes_dir / "two.cdxj")
-    sq = Collection.init(root / "sqlite", store="sqlite")
+    sq = index_store.init(root / "store")
     by_file: dict[str, list[CdxLine]] = {}
     for x in lines:
         by_file.setdefault(x.filename, []).append(x)

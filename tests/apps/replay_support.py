@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gzip
 import random
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -168,16 +169,19 @@ def write_site_warcs(out: Path) -> tuple[list[Path], Path]:
     return [Path(p) for p in main.paths + raw.paths], Path(lost.paths[0])
 
 
-def build_collections(root: Path, corpus: Path) -> Path:
-    """Make ``root/colls/pywb`` and ``root/colls/site`` (see the module docstring);
+def build_collections(
+    root: Path, corpus: Path, init: Callable[..., Collection] = Collection.init
+) -> Path:
+    """Make ``root/colls/pywb`` and ``root/colls/site`` (see the module docstring) with
+    ``init`` (``Collection.init``, or ``index_store.init`` for the store under test);
     returns ``root/colls``."""
     colls = root / "colls"
-    pywb = Collection.init(colls / "pywb")
+    pywb = init(colls / "pywb")
     with pywb:
         for res in pywb.add([corpus / "pywb" / "warcs" / n for n in PYWB_WARCS]):
             assert res.status == "indexed", res
     warcs, lost = write_site_warcs(root / "written")
-    site = Collection.init(colls / "site")
+    site = init(colls / "site")
     with site:
         for res in site.add([*warcs, lost]):
             assert res.status == "indexed", res

@@ -466,7 +466,7 @@ QUERIES: list[Q] = [
 ]
 
 
-@pytest.mark.parametrize("coll", ["cdxj", "split", "sqlite"])
+@pytest.mark.parametrize("coll", ["cdxj", "split", "store"])
 @pytest.mark.parametrize("output", ["json", "cdxj", "cdx", "link"])
 def test_stores_agree_with_memory(dir_client: TestClient, client: TestClient, coll: str,
                                   output: str) -> None:  # fmt: skip
@@ -492,7 +492,7 @@ def test_folder_errors(dir_client: TestClient) -> None:
     assert get(dir_client, {"url": "a.com"}, ".hidden").status_code == 404
     names = [c["name"] for c in dir_client.get("/").json()["collections"]]
     assert names == ["cdxj", "dangling", "iana", "iana-dupes", "nothing", "pywb", "split",
-                     "sqlite"]  # fmt: skip
+                     "store"]  # fmt: skip
 
 
 def test_index_file_replaced_is_seen(colls_dir, lines) -> None:  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ import pytest
 from replay_support import build_collections
 from starlette.testclient import TestClient
 
+from index_stores import StoreChoice
 from webark.apps.replay.app import create_server
 
 SERVER_RULES = """
@@ -31,9 +32,11 @@ COLLECTION_RULES = """
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Iterator[TestClient]:
+def client(
+    tmp_path_factory: pytest.TempPathFactory, corpus: Path, index_store: StoreChoice
+) -> Iterator[TestClient]:
     root = tmp_path_factory.mktemp("replay")
-    colls = build_collections(root, corpus)
+    colls = build_collections(root, corpus, index_store.init)
     rules = root / "rules.yaml"
     rules.write_text(SERVER_RULES)
     (colls / "site" / "access-rules.yaml").write_text(COLLECTION_RULES)

@@ -12,13 +12,16 @@ import pytest
 from replay_support import CHAIN, CHAIN_BODY, GZ_HTML, LATIN1_BODY, NM_BODY, build_collections
 from starlette.testclient import TestClient
 
+from index_stores import StoreChoice
 from webark.apps.replay.app import create_server
 from webark.warc.reader import read_record_at
 
 
 @pytest.fixture(scope="module")
-def colls(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
-    return build_collections(tmp_path_factory.mktemp("replay"), corpus)
+def colls(
+    tmp_path_factory: pytest.TempPathFactory, corpus: Path, index_store: StoreChoice
+) -> Path:
+    return build_collections(tmp_path_factory.mktemp("replay"), corpus, index_store.init)
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from replay_support import build_collections
 from starlette.testclient import TestClient
 
 from http_wait import wait_until_serving
+from index_stores import StoreChoice
 from webark.apps.replay.app import create_server
 from webark.apps.replay.paths import clamp_timestamp
 from webark.apps.replay.render import RAW_CSP, REPLAY_CSP
@@ -32,9 +33,11 @@ IANA = "http://www.iana.org/"
 
 
 @pytest.fixture(scope="module")
-def colls(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+def colls(
+    tmp_path_factory: pytest.TempPathFactory, corpus: Path, index_store: StoreChoice
+) -> Path:
     root = tmp_path_factory.mktemp("hostile")
-    build_collections(root, corpus)  # pywb + site
+    build_collections(root, corpus, index_store.init)  # pywb + site
     build_hostile(root)
     return root / "colls"
 

@@ -11,6 +11,7 @@ import pytest
 from replay_support import build_collections
 from starlette.testclient import TestClient
 
+from index_stores import StoreChoice
 from webark.apps.replay.app import create_server
 from webark.apps.replay.memento import BadAcceptDatetime, MementoLinks, parse_accept_datetime
 
@@ -18,8 +19,10 @@ BASE = "http://testserver/pywb/"
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Iterator[TestClient]:
-    colls = build_collections(tmp_path_factory.mktemp("replay"), corpus)
+def client(
+    tmp_path_factory: pytest.TempPathFactory, corpus: Path, index_store: StoreChoice
+) -> Iterator[TestClient]:
+    colls = build_collections(tmp_path_factory.mktemp("replay"), corpus, index_store.init)
     with TestClient(create_server(colls)) as c:
         yield c
 

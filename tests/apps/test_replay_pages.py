@@ -12,6 +12,7 @@ import pytest
 from replay_support import build_collections
 from starlette.testclient import TestClient
 
+from index_stores import StoreChoice
 from webark.apps.replay.app import create_server
 from webark.apps.replay.calendar import build_calendar
 from webark.apps.replay.diff import side_by_side, visible_lines
@@ -22,8 +23,10 @@ from webark.rewrite.client import client_script
 
 
 @pytest.fixture(scope="module")
-def colls(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
-    return build_collections(tmp_path_factory.mktemp("replay"), corpus)
+def colls(
+    tmp_path_factory: pytest.TempPathFactory, corpus: Path, index_store: StoreChoice
+) -> Path:
+    return build_collections(tmp_path_factory.mktemp("replay"), corpus, index_store.init)
 
 
 @pytest.fixture(scope="module")

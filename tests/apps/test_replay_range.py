@@ -11,6 +11,7 @@ import pytest
 from replay_support import BIG, VIDEO, build_collections
 from starlette.testclient import TestClient
 
+from index_stores import StoreChoice
 from webark.apps.replay.app import create_server
 from webark.apps.replay.range import ByteRange, Unsatisfiable, parse_range
 from webark.warc.reader import read_record_at
@@ -19,8 +20,10 @@ VIDEO_URL = "/site/20200701000000{}/http://site.test/video.bin"
 
 
 @pytest.fixture(scope="module")
-def colls(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
-    return build_collections(tmp_path_factory.mktemp("replay"), corpus)
+def colls(
+    tmp_path_factory: pytest.TempPathFactory, corpus: Path, index_store: StoreChoice
+) -> Path:
+    return build_collections(tmp_path_factory.mktemp("replay"), corpus, index_store.init)
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,13 @@ import pytest
 from replay_support import build_collections
 
 from http_wait import wait_until_serving
+from index_stores import StoreChoice
 
 CMD = [sys.executable, "-c", "from webark.cli.main import main; main()", "serve"]
 
 
-def test_serve_replay_process(tmp_path: Path, corpus: Path) -> None:
-    colls = build_collections(tmp_path, corpus)
+def test_serve_replay_process(tmp_path: Path, corpus: Path, index_store: StoreChoice) -> None:
+    colls = build_collections(tmp_path, corpus, index_store.init)
     rules = tmp_path / "rules.yaml"
     rules.write_text("- url: http://site.test/secret.html\n  policy: block\n")
     proc = subprocess.Popen([*CMD, str(colls), "--port", "0", "--access-rules", str(rules)],

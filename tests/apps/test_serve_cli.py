@@ -77,7 +77,7 @@ def test_serve_workers(colls_dir: Path, sig: signal.Signals) -> None:
         assert len(kids) == 2
         with httpx.Client() as c:  # keep-alive: each connection sticks to one worker
             for _ in range(20):
-                r = c.get(base + "sqlite/cdx", params={"url": "example.com/*", "limit": "3"})
+                r = c.get(base + "store/cdx", params={"url": "example.com/*", "limit": "3"})
                 assert r.status_code == 200 and len(r.text.splitlines()) == 3
         for _ in range(20):  # new connections spread over the workers
             r = httpx.get(base + "cdxj/cdx", params={"url": "example.com", "closest": "2015",

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, require
+from browser_support import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
+
+from system_packages import require
 
 
 @pytest.fixture(scope="module")

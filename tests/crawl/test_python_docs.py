@@ -2,36 +2,29 @@
 pages, 67 MB), served from ``/usr/share/doc/python3/html`` by a static file server this
 test starts on 127.0.0.1.
 
-Every HTML page of the tree must be reached (status 200 in crawl.log, a response
-record in the WARCs): 526 through links, the 4 orphans of :data:`ORPHANS` through the
-Sphinx search index (``webark.crawl.extract.sphinx``); and every 404 the server
-answered (robots.txt, links found in JavaScript, the changelog Debian leaves out) must
-be logged with 404. The package is installed by ``scripts/setup.sh`` when
-``WEBARK_DEMO_SITE=1`` (as ``.ci/run`` does); without it the test is skipped, except
-under ``CI=true`` where a missing site is a failure (a skipped test cannot fail).
+The crawl (:mod:`python_docs_site`) runs once per test session; the search tests
+index the same WARCs. Every HTML page of the tree must be reached (status 200 in
+crawl.log, a response record in the WARCs): 526 through links, the 4 orphans of
+:data:`ORPHANS` through the Sphinx search index (``webark.crawl.extract.sphinx``); and
+every 404 the server answered (robots.txt, links found in JavaScript, the changelog
+Debian leaves out) must be logged with 404. The package is installed by
+``scripts/setup.sh`` when ``WEBARK_DEMO_SITE=1`` (as ``.ci/run`` does); without it the
+test is skipped, except under ``CI=true`` where a missing site is a failure (a skipped
+test cannot fail).
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import os
-import threading
-from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 
-from webark.crawl.controller import CrawlController
-from webark.crawl.job import job_from_mapping
 from webark.crawllog.parse import read_crawl_log
 from webark.warc.check import check_file
 from webark.warc.reader import ArchiveReader
 
-DOC_DIRS = (Path("/usr/share/doc/python3/html"), Path("/usr/share/doc/python3.11/html"))
 PAGES = 530
 ORPHANS = {
     "distutils/_setuptools_disclaimer.html",
@@ -45,62 +38,11 @@ crawler following links alone does not reach them (wget does not); webark reads 
 search index. The test proves they are orphans rather than assuming it."""
 
 
-def doc_root() -> Path:
-    for d in DOC_DIRS:
-        if (d / "index.html").exists():
-            return d
-    msg = "python3-doc is not installed (scripts/setup.sh with WEBARK_DEMO_SITE=1)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(msg + " — required under CI=true")
-    pytest.skip(msg)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, root: Path) -> None:
-        self.hits: list[tuple[str, int]] = []
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(SimpleHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # head and body are two writes: no 40 ms stall
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-                with server.lock:
-                    server.hits.append((self.path, int(getattr(code, "value", code))))
-
-        super().__init__(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
-
-
 @pytest.fixture(scope="module")
-def docs_crawl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    root = doc_root()
-    server = _Server(root)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    origin = f"http://127.0.0.1:{server.server_address[1]}"
-    job = job_from_mapping(
-        {
-            "seeds": [origin + "/"],
-            "job_dir": str(tmp_path_factory.mktemp("pydocs") / "job"),
-            "contact": "archive@example.org",
-            "allow_private": True,
-            "min_delay": 0,
-            "max_delay": 0,
-            "delay_factor": 0,
-            "dedup": True,
-            "scope": {"max_trans_hops": 0},  # stay on the one loopback host
-        }
-    )
-    summary = asyncio.run(CrawlController(job).run())
-    yield {"root": root, "origin": origin, "job": job, "summary": summary, "hits": server.hits}
-    server.shutdown()
-    server.server_close()
+def docs_crawl(python_docs_crawl: dict[str, Any]) -> dict[str, Any]:
+    """The session's crawl of the docs (:mod:`python_docs_site`, shared with the search
+    tests)."""
+    return python_docs_crawl
 
 
 def test_all_pages_reached(docs_crawl: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from index_stores import StoreChoice
 from webark.cdx.indexer import IndexOptions, index_file
 from webark.cdx.line import CdxLine
 from webark.index.capture_select import (
@@ -41,7 +42,7 @@ def _http(body: bytes) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def coll(tmp_path_factory: pytest.TempPathFactory) -> Collection:
+def coll(tmp_path_factory: pytest.TempPathFactory, index_store: StoreChoice) -> Collection:
     """Captures of URL at DATES (a response, then alternately revisits and responses),
     plus a request record and a capture of another URL whose key sorts right after."""
     d = tmp_path_factory.mktemp("cs")
@@ -55,7 +56,7 @@ def coll(tmp_path_factory: pytest.TempPathFactory) -> Collection:
         w.write(w.builder.response(URL, _http(b"v3"), date=DATES[3]))
         w.write(w.builder.response(URL + "x", _http(b"other"), date=DATES[1]))
         path = w.paths[0]
-    c = Collection.init(d / "coll")
+    c = index_store.init(d / "coll")
     opts = IndexOptions(all_records=True)  # index the request too: it must not be chosen
     (res,) = c.add([path], index=lambda p, name: index_file(p, opts))
     assert res.status == "indexed", res.message
@@ -113,8 +114,8 @@ def test_captures_and_neighbours(coll: Collection) -> None:
     assert neighbours(src, URL, "20210601000000")[1] is None
 
 
-def test_closest_on_pywb_corpus(tmp_path: Path, corpus: Path) -> None:
-    c = Collection.init(tmp_path / "pywb")
+def test_closest_on_pywb_corpus(tmp_path: Path, corpus: Path, index_store: StoreChoice) -> None:
+    c = index_store.init(tmp_path / "pywb")
     warcs = corpus / "pywb" / "warcs"
     for r in c.add([warcs / "iana.warc.gz", warcs / "dupes.warc.gz", warcs / "example.warc.gz"]):
         assert r.status == "indexed", r.message

@@ -1,5 +1,5 @@
-"""Collections: init/open, add (copy, link, in-place), remove, both stores, dropped-in
-indexes, locations, the CLI."""
+"""Collections: init/open, add (copy, link, in-place), remove, every store (SQLite,
+PostgreSQL, per-WARC CDXJ), dropped-in indexes, locations, the CLI."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from index_stores import StoreChoice
 from webark.cdx.line import CdxLine
 from webark.cli.main import cli
 from webark.index.collection import Collection, CollectionConfig, CollectionError
@@ -52,15 +53,26 @@ def test_init_layout_and_config(tmp_path: Path) -> None:
         Collection.open(root)
 
 
-@pytest.mark.parametrize("store", ["sqlite", "cdxj"])
 def test_add_query_remove(
-    tmp_path: Path,
-    warcs: list[Path],
-    store: str,
-    proj: Proj,
+    tmp_path: Path, warcs: list[Path], proj: Proj, collection_lines: dict[str, list[CdxLine]],
+    index_store: StoreChoice,
+) -> None:
+    """SQLite and PostgreSQL stores."""
+    coll = index_store.init(tmp_path / "c")
+    _add_query_remove(coll, tmp_path, warcs, index_store.kind, proj, collection_lines)
+
+
+def test_add_query_remove_cdxj(
+    tmp_path: Path, warcs: list[Path], proj: Proj, collection_lines: dict[str, list[CdxLine]]
+) -> None:
+    coll = Collection.init(tmp_path / "c", store="cdxj")
+    _add_query_remove(coll, tmp_path, warcs, "cdxj", proj, collection_lines)
+
+
+def _add_query_remove(
+    coll: Collection, tmp_path: Path, warcs: list[Path], store: str, proj: Proj,
     collection_lines: dict[str, list[CdxLine]],
 ) -> None:
-    coll = Collection.init(tmp_path / "c", store=store)  # type: ignore[arg-type]
     seen: list[tuple[str, int, int]] = []
     res = list(coll.add(warcs, progress=lambda n, d, t: seen.append((n, d, t))))
     assert [r.status for r in res] == ["indexed"] * 10
@@ -134,8 +146,10 @@ def test_link_and_in_place(tmp_path: Path, warcs: list[Path]) -> None:
     coll.close()
 
 
-def test_name_clash_and_junk_fail(tmp_path: Path, warcs: list[Path]) -> None:
-    coll = Collection.init(tmp_path / "c")
+def test_name_clash_and_junk_fail(
+    tmp_path: Path, warcs: list[Path], index_store: StoreChoice
+) -> None:
+    coll = index_store.init(tmp_path / "c")
     assert next(coll.add([warcs[0]])).status == "indexed"
     other = tmp_path / "x" / warcs[0].name  # same name, other content
     other.parent.mkdir()

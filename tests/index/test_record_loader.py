@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from index_stores import StoreChoice
 from webark.cdx.line import CdxLine
 from webark.core.digests import same_digest
 from webark.core.errors import FormatError
@@ -46,8 +47,10 @@ def _check(line: CdxLine, loader: RecordLoader) -> None:
 
 
 @pytest.fixture(scope="module")
-def coll(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Collection:
-    c = Collection.init(tmp_path_factory.mktemp("rl") / "coll")
+def coll(
+    tmp_path_factory: pytest.TempPathFactory, corpus: Path, index_store: StoreChoice
+) -> Collection:
+    c = index_store.init(tmp_path_factory.mktemp("rl") / "coll")
     for r in c.add([corpus / f for f in FILES]):
         assert r.status == "indexed", r.message
     return c

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from index_stores import StoreChoice
 from webark.cdx.line import CdxLine
 from webark.core.digests import Digest, digest_label, same_digest
 from webark.index.capture_select import capture_type
@@ -52,7 +53,7 @@ class Built:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+def built(tmp_path_factory: pytest.TempPathFactory, index_store: StoreChoice) -> Built:
     d = tmp_path_factory.mktemp("rv")
     ids: dict[str, str] = {}
     with WarcWriter(d / "w", warcinfo=WarcinfoFields(hostname="h")) as w:
@@ -91,7 +92,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
         w.write(empty, missing)
         ids.update(empty=empty.record_id or "", missing=missing.record_id or "")
         path = w.paths[0]
-    coll = Collection.init(d / "coll")
+    coll = index_store.init(d / "coll")
     (r,) = coll.add([path])
     assert r.status == "indexed", r.message
     return Built(coll, resp, ids)
@@ -210,8 +211,10 @@ CORPUS_SETS = {
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS_SETS))
-def test_every_corpus_revisit_resolves(name: str, tmp_path: Path, corpus: Path) -> None:
-    coll = Collection.init(tmp_path / name)
+def test_every_corpus_revisit_resolves(
+    name: str, tmp_path: Path, corpus: Path, index_store: StoreChoice
+) -> None:
+    coll = index_store.init(tmp_path / name)
     for r in coll.add([corpus / f for f in CORPUS_SETS[name]]):
         assert r.status == "indexed", r.message
     loader = RecordLoader(coll.resolver())

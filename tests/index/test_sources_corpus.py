@@ -1,6 +1,7 @@
-"""The same queries on the SQLite store, on a sorted CDXJ file and on the merge of both
-(half of the WARCs in each) give the same captures; values from the real corpus
-(pywb/warcs/*.warc.gz, 199 lines; iana.warc.gz = pywb's iana.cdx, 171 lines)."""
+"""The same queries on the index store (SQLite, and PostgreSQL: the ``index_store``
+fixture), on a sorted CDXJ file and on the merge of both (half of the WARCs in each) give
+the same captures; values from the real corpus (pywb/warcs/*.warc.gz, 199 lines;
+iana.warc.gz = pywb's iana.cdx, 171 lines)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from index_stores import StoreChoice
 from webark.cdx.formats import format_cdx11
 from webark.cdx.line import CdxLine
 from webark.index.merge import MergedSource
@@ -73,21 +75,22 @@ def _norm(
 
 @pytest.fixture(scope="module")
 def sources(
-    tmp_path_factory: pytest.TempPathFactory, corpus_lines: dict[str, list[CdxLine]]
+    tmp_path_factory: pytest.TempPathFactory, corpus_lines: dict[str, list[CdxLine]],
+    index_store: StoreChoice,
 ) -> dict[str, IndexSource]:
     d = tmp_path_factory.mktemp("sources")
     names = sorted(corpus_lines)
-    store = SqliteStore(d / "all.sqlite3")
+    store = index_store.new_store(d / "all.sqlite3")
     for n in names:
         store.add_file(n, corpus_lines[n])
     write_sorted_cdxj((x for n in names for x in corpus_lines[n]), d / "all.cdxj")
     half_a, half_b = names[::2], names[1::2]
-    sa = SqliteStore(d / "a.sqlite3")
+    sa = index_store.new_store(d / "a.sqlite3")
     for n in half_a:
         sa.add_file(n, corpus_lines[n])
     write_sorted_cdxj((x for n in half_b for x in corpus_lines[n]), d / "b.cdxj")
     return {
-        "sqlite": store,
+        "store": store,
         "sorted": SortedCdxFile(d / "all.cdxj"),
         "merged": MergedSource([sa, SortedCdxFile(d / "b.cdxj")]),
     }
@@ -137,13 +140,13 @@ def test_reverse_is_forward_reversed_exactly(sources: dict[str, IndexSource]) ->
 
 def test_full_scan_and_range_match_type(sources: dict[str, IndexSource], proj: Proj) -> None:
     full = {n: _norm(s.scan(KeyRange("", None)), proj) for n, s in sources.items()}
-    assert len(full["sqlite"]) == 199
-    assert full["sqlite"] == full["sorted"] == full["merged"]
+    assert len(full["store"]) == 199
+    assert full["store"] == full["sorted"] == full["merged"]
     rng = key_range("org,iana)/_css", "range", end="org,iana)/domains")
     got = {n: _norm(s.scan(rng), proj) for n, s in sources.items()}
-    assert got["sqlite"] == got["sorted"] == got["merged"]
-    assert len(got["sqlite"]) == 164  # 156 of iana.warc.gz, 8 of dupes.warc.gz
-    assert all("org,iana)/_css" <= str(t[0]) < "org,iana)/domains" for t in got["sqlite"])
+    assert got["store"] == got["sorted"] == got["merged"]
+    assert len(got["store"]) == 164  # 156 of iana.warc.gz, 8 of dupes.warc.gz
+    assert all("org,iana)/_css" <= str(t[0]) < "org,iana)/domains" for t in got["store"])
 
 
 def test_by_digest_on_every_source(
@@ -161,15 +164,16 @@ def test_by_digest_on_every_source(
         assert want
         for name, src in sources.items():
             assert _norm(src.by_digest(digest), proj) == want, name
-    assert list(sources["sqlite"].by_digest("sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")) == []
+    assert list(sources["store"].by_digest("sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")) == []
 
 
 def test_iana_pywb_flavour_matches_gold(
-    tmp_path: Path, corpus: Path, iana_pywb_lines: list[CdxLine]
+    tmp_path: Path, corpus: Path, iana_pywb_lines: list[CdxLine], index_store: StoreChoice
 ) -> None:
-    """iana.warc.gz indexed the pywb way into SQLite, read back as CDX11: exactly pywb's
-    iana.cdx (171 lines); and the same as querying iana.cdx itself as a sorted file."""
-    store = SqliteStore(tmp_path / "i.sqlite3")
+    """iana.warc.gz indexed the pywb way into the store, read back as CDX11: exactly
+    pywb's iana.cdx (171 lines); and the same as querying iana.cdx itself as a sorted
+    file."""
+    store = index_store.new_store(tmp_path / "i.sqlite3")
     assert store.add_file("iana.warc.gz", iana_pywb_lines) == 171
     gold = (corpus / "pywb/cdx/iana.cdx").read_text().splitlines()[1:]
     assert [format_cdx11(x) for x in store.scan(KeyRange("", None))] == gold
@@ -181,10 +185,10 @@ def test_iana_pywb_flavour_matches_gold(
             assert a == [format_cdx11(x) for x in cdx.scan(rng, rev)], (url, rev)
 
 
-def test_sqlite_round_trips_every_field(
-    tmp_path: Path, corpus_lines: dict[str, list[CdxLine]]
+def test_store_round_trips_every_field(
+    tmp_path: Path, corpus_lines: dict[str, list[CdxLine]], index_store: StoreChoice
 ) -> None:
-    store = SqliteStore(tmp_path / "rt.sqlite3")
+    store = index_store.new_store(tmp_path / "rt.sqlite3")
     lines = corpus_lines["post-test.warc.gz"] + corpus_lines["iana.warc.gz"][:5]
     lines.append(
         dataclasses.replace(
@@ -203,10 +207,10 @@ def test_sqlite_round_trips_every_field(
     assert [dataclasses.asdict(x) for x in back] == [dataclasses.asdict(x) for x in want]
 
 
-def test_sqlite_files_add_remove_replace(
-    tmp_path: Path, corpus_lines: dict[str, list[CdxLine]]
+def test_store_files_add_remove_replace(
+    tmp_path: Path, corpus_lines: dict[str, list[CdxLine]], index_store: StoreChoice
 ) -> None:
-    store = SqliteStore(tmp_path / "f.sqlite3")
+    store = index_store.new_store(tmp_path / "f.sqlite3")
     store.add_file("example.warc.gz", corpus_lines["example.warc.gz"], size=3484)
     store.add_file("dupes.warc.gz", corpus_lines["dupes.warc.gz"])
     assert [(f.name, f.lines, f.size) for f in store.files()] == [
@@ -223,10 +227,10 @@ def test_sqlite_files_add_remove_replace(
     assert list(store.by_digest("B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A")) != []
 
 
-def test_sqlite_failed_add_leaves_nothing(
-    tmp_path: Path, corpus_lines: dict[str, list[CdxLine]]
+def test_store_failed_add_leaves_nothing(
+    tmp_path: Path, corpus_lines: dict[str, list[CdxLine]], index_store: StoreChoice
 ) -> None:
-    store = SqliteStore(tmp_path / "x.sqlite3")
+    store = index_store.new_store(tmp_path / "x.sqlite3")
 
     def broken() -> Iterable[CdxLine]:
         yield from corpus_lines["iana.warc.gz"][:100]

@@ -22,17 +22,11 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
+from webark.cli.user_io import open_collection
 from webark.index.collection import Collection, CollectionError
 from webark.index.source import IndexUnavailable, key_range
 
 err = Console(stderr=True, highlight=False)
-
-
-def _open(path: str) -> Collection:
-    try:
-        return Collection.open(path)
-    except CollectionError as exc:
-        raise click.ClickException(str(exc)) from exc
 
 
 @click.group()
@@ -50,11 +44,25 @@ def collection() -> None:
 @click.argument("path", type=click.Path(file_okay=False))
 @click.option(
     "--store",
-    type=click.Choice(["sqlite", "cdxj"]),
+    type=click.Choice(["sqlite", "cdxj", "postgres"]),
     default="sqlite",
     show_default=True,
-    help="Index store: one SQLite database, or one sorted "
-    "CDXJ per WARC (with a digest side index).",
+    help="Index store: one SQLite database, one sorted CDXJ per WARC (with a digest "
+    "side index), or a PostgreSQL schema that several writers and replay servers share "
+    "(needs --url).",
+)
+@click.option(
+    "--url",
+    default="",
+    help="PostgreSQL database of --store postgres: postgresql://user@host:port/dbname. "
+    "No password in it: libpq reads ~/.pgpass (or PGPASSFILE), PGPASSWORD or a service "
+    "file (?service=NAME).",
+)
+@click.option(
+    "--schema",
+    default="",
+    help="PostgreSQL schema of the collection (default: webark_NAME). Giving the schema "
+    "of an existing collection of the same name joins it (a second machine).",
 )
 @click.option(
     "--compat",
@@ -78,14 +86,18 @@ def collection() -> None:
     "wb-manager does), so that replay answers a page's POST with the capture of the "
     "same request (collection.toml: [index] post_append).",
 )
-def init_cmd(path: str, store: str, compat: str, add_mode: str, post_append: bool) -> None:
+def init_cmd(path: str, store: str, compat: str, add_mode: str, post_append: bool,
+             url: str, schema: str) -> None:  # fmt: skip
     """Create a collection at PATH (DIR/NAME)."""
+    if (url or schema) and store != "postgres":
+        raise click.UsageError("--url and --schema are for --store postgres")
     try:
         coll = Collection.init(path, store=store, compat=compat, add_mode=add_mode,  # type: ignore[arg-type]
-                               post_append=post_append)  # fmt: skip
-    except CollectionError as exc:
+                               post_append=post_append, url=url, schema=schema)  # fmt: skip
+    except (CollectionError, IndexUnavailable) as exc:
         raise click.ClickException(str(exc)) from exc
-    err.print(f"created collection [bold]{coll.config.name}[/] at {coll.root}")
+    where = f" (index: PostgreSQL schema {coll.config.pg_schema})" if store == "postgres" else ""
+    err.print(f"created collection [bold]{coll.config.name}[/] at {coll.root}{where}")
 
 
 @collection.command("add")
@@ -101,14 +113,19 @@ def init_cmd(path: str, store: str, compat: str, add_mode: str, post_append: boo
 )
 @click.option("--reindex", is_flag=True, help="Index again WARCs already indexed.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--no-search", is_flag=True,
+              help="Do not update the collection's search index (if it has one).")  # fmt: skip
 def add_cmd(
-    path: str, warcs: tuple[str, ...], mode: str | None, reindex: bool, no_progress: bool
+    path: str, warcs: tuple[str, ...], mode: str | None, reindex: bool, no_progress: bool,
+    no_search: bool,
 ) -> None:
     """Add WARCS to the collection at PATH and index them (one transaction per WARC).
 
     A WARC still being written (NAME.open) is refused: add it once the crawler has
     closed it (or `webark warc repair` it after a crash). A damaged WARC (truncated, a
-    broken record) is added with the records that could be read, and said so.
+    broken record) is added with the records that could be read, and said so. When the
+    collection has a search index (`webark search build`), the new WARCs' text is added
+    to it.
 
     Exit status 1 when a WARC could not be added or is damaged (`webark warc check`
     lists its errors), 0 when every WARC was added whole (or was already indexed)."""
@@ -122,7 +139,7 @@ def add_cmd(
             raise click.ClickException(f"{w} is not a regular file (a pipe?)")
         if os.path.getsize(w) == 0:
             raise click.ClickException(f"{w} is empty (0 bytes): no WARC record to add")
-    coll = _open(path)
+    coll = open_collection(path)
     total = sum(os.path.getsize(w) for w in warcs)
     failed = 0
     with Progress(
@@ -171,7 +188,35 @@ def add_cmd(
             raise click.ClickException(f"index not writable: {exc}") from exc
         finally:
             coll.close()
+    if not no_search:
+        failed += _update_search(coll)
     sys.exit(1 if failed else 0)
+
+
+def _update_search(coll: Collection) -> int:
+    """Bring an existing search index up to date (``webark search build``); the
+    number of WARCs that failed."""
+    from webark.search import find_search
+    from webark.search.build import build_search
+
+    try:
+        index = find_search(coll)
+        if index is None:
+            return 0
+        try:
+            report = build_search(coll, index)
+        finally:
+            index.close()
+            coll.close()
+    except (IndexUnavailable, CollectionError) as exc:
+        err.print(f"[red]search index not updated[/]: {exc} (run `webark search build`)")
+        return 1
+    if report.added or report.removed:
+        err.print(f"search index: {report.documents} documents from {len(report.added)} "
+                  f"WARCs added, {len(report.removed)} WARCs removed")  # fmt: skip
+    for name, why in report.failed.items():
+        err.print(f"[red]search: failed[/] {name}: {why}")
+    return len(report.failed)
 
 
 @collection.command("remove")
@@ -181,11 +226,12 @@ def add_cmd(
     "--delete", is_flag=True, help="Also delete the collection's copy or symlink in warcs/."
 )
 def remove_cmd(path: str, warcs: tuple[str, ...], delete: bool) -> None:
-    """Remove WARCS (file names) from the index of the collection at PATH.
+    """Remove WARCS (file names) from the index of the collection at PATH (and their
+    documents from its search index, if it has one).
 
     Exit status 1 when a name was not indexed (a typo: `webark collection ls` lists
     the names)."""
-    coll = _open(path)
+    coll = open_collection(path)
     missing = 0
     try:
         for r in coll.remove(warcs, delete=delete):
@@ -200,6 +246,7 @@ def remove_cmd(path: str, warcs: tuple[str, ...], delete: bool) -> None:
         raise click.ClickException(str(exc)) from exc
     finally:
         coll.close()
+    _update_search(coll)  # the removed WARCs' documents go too
     if missing:
         sys.exit(1)
 
@@ -207,12 +254,15 @@ def remove_cmd(path: str, warcs: tuple[str, ...], delete: bool) -> None:
 @collection.command("ls")
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
 def ls_cmd(path: str) -> None:
-    """List indexed WARCs (name, lines, size, when) and WARCs in warcs/ not indexed."""
-    coll = _open(path)
+    """List indexed WARCs (name, lines, size, when; a WARC a crawl is still appending to
+    also says being-written:OFFSET, the offset indexed up to) and WARCs in warcs/ not
+    indexed."""
+    coll = open_collection(path)
     try:
         for f in coll.indexed():
             size = "-" if f.size is None else str(f.size)
-            click.echo(f"{f.name}\t{f.lines}\t{size}\t{f.indexed_at}")
+            being = "" if f.complete else f"\tbeing-written:{f.indexed_to}"
+            click.echo(f"{f.name}\t{f.lines}\t{size}\t{f.indexed_at}{being}")
         for name in coll.unindexed_warcs():
             click.echo(f"{name}\tnot-indexed")
     finally:
@@ -226,7 +276,7 @@ def ls_cmd(path: str) -> None:
 def locate_cmd(path: str, warc: str, location: str | None) -> None:
     """Show where WARC is read from, or record its new LOCATION (path or URL) in
     locations.loc (after moving it; no re-indexing)."""
-    coll = _open(path)
+    coll = open_collection(path)
     if location is not None:
         coll.locate(warc, location)
     for c in coll.resolver().candidates(warc):
@@ -260,7 +310,7 @@ def query_cmd(
     from webark.cdx.formats import format_cdx11, format_cdxj
 
     fmt = format_cdxj if output == "cdxj" else format_cdx11
-    coll = _open(path)
+    coll = open_collection(path)
     try:
         rng = key_range(url, match_type, from_ts, to_ts)  # type: ignore[arg-type]
     except ValueError as exc:

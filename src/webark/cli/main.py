@@ -36,6 +36,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
             "Continuous crawling: sites, feeds and implied pages (while the crawl runs)."),
     "revisits": ("webark.cli.revisits_cmds", "revisits",
                  "Revisit reports: originals and the revisits that depend on them."),
+    "search": ("webark.cli.search_cmds", "search",
+               "Full-text search of a collection: build, query, export (Solr/OpenSearch)."),
     "serve": ("webark.cli.serve_cmds", "serve",
               "Serve collections: the CDX resolution API and Memento TimeMaps."),
 }

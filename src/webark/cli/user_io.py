@@ -6,7 +6,8 @@ share in talking to their user:
   exit status 1), so that a script reading stdout always gets valid JSON;
 * :func:`unique_regular_files`: inputs checked before any work (missing, folder,
   pipe) and the same file given twice read once;
-* :class:`StatusLine`: ``--progress`` on stderr.
+* :class:`StatusLine`: ``--progress`` on stderr;
+* :func:`open_collection`: a collection folder, or a clean error.
 """
 
 from __future__ import annotations
@@ -17,6 +18,20 @@ from collections.abc import Iterable
 from typing import NoReturn
 
 import click
+
+from webark.index.collection import Collection, CollectionError
+
+
+def open_collection(path: str) -> Collection:
+    """The collection at ``path``.
+
+    Raises:
+        click.ClickException: not a collection, or a bad ``collection.toml``.
+    """
+    try:
+        return Collection.open(path)
+    except CollectionError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def fail(message: str, *, as_json: bool) -> NoReturn:

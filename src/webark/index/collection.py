@@ -20,31 +20,18 @@ Every index under ``indexes/`` is queried, merged into one sorted result
 (:meth:`Collection.source`). WARCs are found by :meth:`Collection.resolver`:
 ``locations.loc`` first, then ``warcs/``, then the ``[warcs] locations`` prefixes.
 
-``collection.toml`` (written by ``init``; TOML, read with :mod:`tomllib`)::
-
-    [collection]
-    format = 1                # version of this layout
-    name = "NAME"
-    created = "2026-11-30T03:00:00Z"
-
-    [index]
-    store = "sqlite"          # "sqlite" or "cdxj"
-    compat = "cdxj-indexer"   # indexer flavour (webark.cdx.indexer): "cdxj-indexer" | "pywb"
-    post_append = true        # POST/PUT captures keyed by method and body (?__wb_method=post&…,
-                              # as pywb's wb-manager does): replay finds a POST by its body
-
-    [warcs]
-    add = "copy"              # default of `collection add`: "copy" | "link" | "in-place"
-    locations = []            # more folders or URL prefixes where WARCs may be found
-
-Missing keys take these defaults; an unknown value is an error (:class:`CollectionError`).
+``collection.toml`` holds the configuration (:mod:`webark.index.collection_config`):
+the index store (``sqlite``, ``cdxj`` or ``postgres``: a PostgreSQL schema shared by
+several writers and replay servers, :mod:`webark.index.postgres_store`), the indexer
+flavour, the search backend, the default add mode and extra WARC locations.
 
 Adding WARCs (:meth:`Collection.add`): **copy** (default) copies the WARC into
 ``warcs/`` (to a temporary name, fsync, rename: a copy is complete or absent) so the
 collection is self-contained; **link** makes ``warcs/NAME`` a symlink to the absolute
 path (no copy, but moving the original breaks it); **in-place** leaves the file where it
 is and records its absolute path in ``locations.loc``. Then the WARC is indexed; with
-the SQLite store its lines and its "indexed" mark are one transaction, with the cdxj
+the SQLite and PostgreSQL stores its lines and its "indexed" mark are one
+transaction, with the cdxj
 store the per-WARC index is renamed into place after its side index is written, so
 after ``kill -9`` every WARC is either fully indexed or not at all. A WARC copied but not
 indexed (killed in between) is indexed by the next ``add`` of the same file.
@@ -57,9 +44,17 @@ its ``locations.loc`` entry; the WARC file itself is left alone unless ``delete=
 which deletes only what the collection owns (the copy or symlink in ``warcs/``), never an
 in-place original.
 
+A WARC that a crawl was indexing while writing it (:meth:`IndexStore.append_to
+<webark.index.store.IndexStore.append_to>`) and that is not marked complete (the crawl
+died) is completed by ``add``: its lines after the indexed mark are added and it is
+marked complete, in one transaction.
+
 Concurrency: adds and removes from several processes are serialized by SQLite's
-lock; queries run concurrently with them (WAL). Two processes adding the *same* WARC at
-once are not supported.
+lock (PostgreSQL: run side by side, each WARC its own transaction); queries run
+concurrently with them (WAL; PostgreSQL's MVCC). Two processes adding the *same* WARC
+at once: one indexes it, the other reports it ``skipped``. With PostgreSQL, WARC
+locations (``--in-place`` adds, ``collection locate``) are kept in the database, so
+every machine sharing the index sees them; ``locations.loc`` is still read.
 """
 
 from __future__ import annotations
@@ -67,18 +62,26 @@ from __future__ import annotations
 import filecmp
 import os
 import shutil
-import tomllib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from webark.cdx.indexer import FileIndex, IndexOptions
 from webark.cdx.line import CdxLine
-from webark.core.errors import StorageError
+from webark.index.collection_config import (
+    CONFIG_NAME,
+    LAYOUT_VERSION,
+    AddMode,
+    CollectionConfig,
+    CollectionError,
+    Compat,
+    StoreKind,
+)
 from webark.index.locations import LocationResolver, Locator, PathIndex, PrefixLocator
 from webark.index.merge import MergedSource
+from webark.index.postgres_store import PostgresStore
 from webark.index.sorted_file import (
     DIGEST_SUFFIX,
     SortedCdxFile,
@@ -88,107 +91,16 @@ from webark.index.sorted_file import (
     write_sorted_cdxj,
 )
 from webark.index.source import IndexSource, IndexUnavailable
-from webark.index.sqlite_store import IndexedFile, SqliteStore
+from webark.index.sqlite_store import SqliteStore
+from webark.index.store import AlreadyIndexed, IndexedFile, IndexStore
 from webark.index.zipnum import ZipNumIndex
 
-AddMode = Literal["copy", "link", "in-place"]
-StoreKind = Literal["sqlite", "cdxj"]
-Compat = Literal["cdxj-indexer", "pywb"]
-
-CONFIG_NAME = "collection.toml"
-LAYOUT_VERSION = 1
+__all__ = [
+    "CONFIG_NAME", "LAYOUT_VERSION", "AddMode", "AddResult", "Collection", "CollectionConfig",
+    "CollectionError", "Compat", "RemoveResult", "StoreKind",
+]  # fmt: skip
 #: Progress callback: ``(warc name, bytes indexed so far, WARC size in bytes)``.
 Progress = Callable[[str, int, int], None]
-
-
-class CollectionError(StorageError):
-    """A collection operation that cannot be done (no collection there, bad
-    configuration, a name clash between two different WARCs, …)."""
-
-
-@dataclass
-class CollectionConfig:
-    """The contents of ``collection.toml`` (see the module docstring)."""
-
-    name: str
-    created: str = ""
-    store: StoreKind = "sqlite"
-    compat: Compat = "cdxj-indexer"
-    post_append: bool = True
-    add_mode: AddMode = "copy"
-    locations: list[str] = field(default_factory=list)
-
-    def to_toml(self) -> str:
-        """The file text (hand-written TOML: the standard library reads TOML only)."""
-
-        def s(v: str) -> str:
-            out = v.replace("\\", "\\\\").replace('"', '\\"')
-            for c in "\b\t\n\f\r":
-                out = out.replace(c, f"\\u{ord(c):04x}")
-            return f'"{out}"'
-
-        locs = ", ".join(s(x) for x in self.locations)
-        return (
-            "# webark collection configuration (TOML); see `webark collection --help`.\n"
-            "[collection]\n"
-            f"format = {LAYOUT_VERSION}\n"
-            f"name = {s(self.name)}\n"
-            f"created = {s(self.created)}\n"
-            "\n[index]\n"
-            '# "sqlite": indexes/index.sqlite3; "cdxj": indexes/per-warc/NAME.cdxj\n'
-            f"store = {s(self.store)}\n"
-            '# indexer flavour: "cdxj-indexer" or "pywb"\n'
-            f"compat = {s(self.compat)}\n"
-            "# POST/PUT captures keyed by method and body (?__wb_method=post&...), so that\n"
-            "# replay finds them for the same request (WARCs added before a change keep\n"
-            "# their keys: re-add them with --reindex)\n"
-            f"post_append = {'true' if self.post_append else 'false'}\n"
-            "\n[warcs]\n"
-            '# default of `webark collection add`: "copy", "link" or "in-place"\n'
-            f"add = {s(self.add_mode)}\n"
-            "# more folders or URL prefixes where WARCs are looked for, after\n"
-            "# locations.loc and warcs/\n"
-            f"locations = [{locs}]\n"
-        )
-
-    @classmethod
-    def from_toml(cls, text: str, where: str = CONFIG_NAME) -> CollectionConfig:
-        """Parse and check ``collection.toml``.
-
-        Raises:
-            CollectionError: not TOML, a newer layout, or a value out of its choices.
-        """
-        try:
-            d = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise CollectionError(f"{where}: {exc}") from exc
-        coll, idx, warcs = d.get("collection", {}), d.get("index", {}), d.get("warcs", {})
-        fmt = coll.get("format", LAYOUT_VERSION)
-        if fmt != LAYOUT_VERSION:
-            raise CollectionError(f"{where}: collection format {fmt} is not supported")
-
-        def choice(section: dict[str, Any], key: str, default: str, allowed: object) -> Any:
-            v = section.get(key, default)
-            opts = get_args(allowed)
-            if v not in opts:
-                raise CollectionError(f"{where}: {key} = {v!r}; expected one of {opts}")
-            return v
-
-        post_append = idx.get("post_append", True)
-        if not isinstance(post_append, bool):
-            raise CollectionError(f"{where}: post_append = {post_append!r}; expected true or false")
-        locs = warcs.get("locations", [])
-        if not isinstance(locs, list) or not all(isinstance(x, str) for x in locs):
-            raise CollectionError(f"{where}: [warcs] locations must be a list of strings")
-        return cls(
-            name=str(coll.get("name", "")),
-            created=str(coll.get("created", "")),
-            store=choice(idx, "store", "sqlite", StoreKind),
-            compat=choice(idx, "compat", "cdxj-indexer", Compat),
-            post_append=post_append,
-            add_mode=choice(warcs, "add", "copy", AddMode),
-            locations=list(locs),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +152,7 @@ class Collection:
         self.per_warc_dir = self.indexes_dir / "per-warc"
         self.sqlite_path = self.indexes_dir / "index.sqlite3"
         self.locations_path = self.root / "locations.loc"
-        self._store: SqliteStore | None = None
+        self._store: IndexStore | None = None
 
     def __repr__(self) -> str:
         return f"Collection({str(self.root)!r})"
@@ -256,12 +168,22 @@ class Collection:
         compat: Compat = "cdxj-indexer",
         add_mode: AddMode = "copy",
         post_append: bool = True,
+        url: str = "",
+        schema: str = "",
     ) -> Collection:
         """Create the folder layout and ``collection.toml`` (name = the folder's name;
         the other arguments are its keys, see the module docstring).
 
+        Args:
+            store, compat, add_mode: see :mod:`webark.index.collection_config`.
+            url, schema: the PostgreSQL database and schema of ``store="postgres"``
+                (schema default: ``webark_{name}``). The schema is created if missing
+                and joined if it already holds this collection (a second machine).
+
         Raises:
-            CollectionError: a collection already exists there, or ``root`` is a file.
+            CollectionError: a collection already exists there, ``root`` is a file, or
+                a bad PostgreSQL URL (a password in it) or schema name.
+            IndexUnavailable: the PostgreSQL server cannot be used (nothing is written).
         """
         root = Path(root)
         if (root / CONFIG_NAME).exists():
@@ -269,11 +191,13 @@ class Collection:
         if root.exists() and not root.is_dir():
             raise CollectionError(f"{root}: not a folder")
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        cfg = CollectionConfig(
-            name=root.resolve().name, created=now, store=store, compat=compat,
-            post_append=post_append, add_mode=add_mode,
-        )  # fmt: skip
+        cfg = CollectionConfig(name=root.resolve().name, created=now, store=store,
+                               compat=compat, post_append=post_append, add_mode=add_mode,
+                               url=url, schema=schema)  # fmt: skip
+        cfg.check()
         coll = cls(root, cfg)
+        if store == "postgres":
+            coll.store()  # the schema exists before the collection says it does
         for d in (coll.warcs_dir, coll.indexes_dir):
             d.mkdir(parents=True, exist_ok=True)
         if store == "cdxj":
@@ -281,9 +205,9 @@ class Collection:
         tmp = root / (CONFIG_NAME + ".tmp")
         tmp.write_text(cfg.to_toml(), encoding="utf-8")
         os.replace(tmp, root / CONFIG_NAME)
-        if store == "sqlite":
-            coll.store().close()
-            coll._store = None
+        if store != "cdxj":
+            coll.store()  # creates the SQLite database
+            coll.close()
         return coll
 
     @classmethod
@@ -304,10 +228,26 @@ class Collection:
             ) from None
         return cls(root, CollectionConfig.from_toml(text, str(cfg_path)))
 
-    def store(self) -> SqliteStore:
-        """The collection's SQLite store (read-write; created if missing)."""
+    @property
+    def has_store(self) -> bool:
+        """True when the index is a store (SQLite or PostgreSQL), not per-WARC files."""
+        return self.config.store != "cdxj"
+
+    def store(self) -> IndexStore:
+        """The collection's index store, read-write, opened on first use: PostgreSQL
+        (the configured schema, created if missing) or SQLite (``indexes/index.sqlite3``,
+        created if missing; also for a cdxj collection, whose dropped-in SQLite index
+        is read).
+
+        Raises:
+            IndexUnavailable: the store cannot be opened.
+        """
         if self._store is None:
-            self._store = SqliteStore(self.sqlite_path)
+            cfg = self.config
+            if cfg.store == "postgres":
+                self._store = PostgresStore(cfg.url, cfg.pg_schema, collection=cfg.name)
+            else:
+                self._store = SqliteStore(self.sqlite_path)
         return self._store
 
     def close(self) -> None:
@@ -325,7 +265,7 @@ class Collection:
 
     def indexed(self) -> list[IndexedFile]:
         """The WARCs indexed by this collection's own store, by name."""
-        if self.config.store == "sqlite":
+        if self.has_store:
             return self.store().files()
         out = []
         for p in sorted(self.per_warc_dir.glob("*.cdxj")):
@@ -337,7 +277,7 @@ class Collection:
         return out
 
     def _is_indexed(self, name: str) -> IndexedFile | None:
-        if self.config.store == "sqlite":
+        if self.has_store:
             return self.store().get_file(name)
         p = self.per_warc_dir / (name + ".cdxj")
         return IndexedFile(name, None, None, -1, "") if p.exists() else None
@@ -355,12 +295,12 @@ class Collection:
     # -- queries -----------------------------------------------------------------------
 
     def sources(self, *, recheck: float = 0.0) -> list[IndexSource]:
-        """Every index of the collection: the SQLite store (if it exists), per-WARC and
-        other sorted CDX(J) files, ZipNum indexes (``*.idx``). ``recheck``: seconds
-        between looks at a sorted file for a replacement (see
+        """Every index of the collection: the PostgreSQL store, or the SQLite store (if
+        it exists), per-WARC and other sorted CDX(J) files, ZipNum indexes (``*.idx``).
+        ``recheck``: seconds between looks at a sorted file for a replacement (see
         :class:`~webark.index.sorted_file.SortedLines`; 0 = before every query)."""
         out: list[IndexSource] = []
-        if self.sqlite_path.exists():
+        if self.config.store == "postgres" or self.sqlite_path.exists():
             out.append(self.store())
         for d in (self.per_warc_dir, self.indexes_dir):
             if d.is_dir():
@@ -387,9 +327,13 @@ class Collection:
         return srcs[0] if len(srcs) == 1 else MergedSource(srcs)
 
     def resolver(self) -> LocationResolver:
-        """Where the WARCs are: ``locations.loc``, then ``warcs/``, then the configured
-        ``[warcs] locations`` (relative ones are relative to the collection folder)."""
+        """Where the WARCs are: the PostgreSQL store's locations (a PostgreSQL
+        collection), ``locations.loc``, then ``warcs/``, then the configured ``[warcs]
+        locations`` (relative ones are relative to the collection folder)."""
         locs: list[Locator] = [PathIndex(self.locations_path), PrefixLocator(self.warcs_dir)]
+        pg = self._pg_store()
+        if pg is not None:
+            locs.insert(0, pg)
         for p in self.config.locations:
             if "://" not in p and not os.path.isabs(p):
                 p = str(self.root / p)
@@ -397,12 +341,39 @@ class Collection:
         return LocationResolver(locs)
 
     def locate(self, name: str, location: str | os.PathLike[str]) -> None:
-        """Record that WARC ``name`` is now at ``location`` (path or URL) in
+        """Record that WARC ``name`` is now at ``location`` (path or URL): in the
+        database of a PostgreSQL collection (seen by every server sharing it), else in
         ``locations.loc``; no re-indexing."""
         loc = os.fspath(location)
         if "://" not in loc:
             loc = os.path.abspath(loc)
-        PathIndex(self.locations_path).update({name: [loc]})
+        pg = self._pg_store()
+        if pg is not None:
+            pg.set_locations(name, [loc])
+        else:
+            PathIndex(self.locations_path).update({name: [loc]})
+
+    def _pg_store(self) -> PostgresStore | None:
+        if self.config.store != "postgres":
+            return None
+        store = self.store()
+        assert isinstance(store, PostgresStore)
+        return store
+
+    def _recorded_location(self, name: str) -> bool:
+        """True when a location of ``name`` is recorded (database or ``locations.loc``)."""
+        pg = self._pg_store()
+        if pg is not None and pg.locate(name):
+            return True
+        return any(n == name for n, _ in PathIndex(self.locations_path).entries())
+
+    def _forget_location(self, name: str) -> None:
+        pg = self._pg_store()
+        if pg is not None:
+            pg.set_locations(name, [])
+        pi = PathIndex(self.locations_path)
+        if any(n == name for n, _ in pi.entries()):
+            pi.update(remove=[name])
 
     # -- add / remove ------------------------------------------------------------------
 
@@ -454,7 +425,8 @@ class Collection:
             raise CollectionError(f"{src}: tab or newline in the file name")
         size = src.stat().st_size
         have = self._is_indexed(name)
-        if have is not None and not reindex:
+        resume = have is not None and not have.complete and not reindex
+        if have is not None and not reindex and not resume:
             if have.size is not None and have.size != size:
                 raise CollectionError(
                     f"{name}: a different WARC with this name is already indexed "
@@ -477,10 +449,13 @@ class Collection:
             if progress is not None and fi is not None and fi.last_offset >= 0:
                 progress(name, fi.last_offset, size)
 
-        if self.config.store == "sqlite":
-            n = self.store().add_file(
-                name, lines, size=size, mtime_ns=mtime, replace=reindex, on_line=on_line
-            )
+        if self.has_store:
+            try:
+                n = self._store_add(name, lines, size, mtime, reindex, resume, on_line)
+            except AlreadyIndexed:  # another process indexed it meanwhile
+                done = self._is_indexed(name)
+                return AddResult(name, "skipped", done.lines if done else 0,
+                                 message="already indexed (by another process)")  # fmt: skip
         else:
             n = self._write_per_warc(name, lines, on_line)
         problems = [] if fi is None else [p for p in fi.problems if p.severity != "forgiven"]
@@ -496,13 +471,34 @@ class Collection:
         return AddResult(name, "indexed", n, location, problems=len(problems),
                          errors=len(errors), first_error=str(errors[0]) if errors else "")
 
+    def _store_add(
+        self, name: str, lines: Iterable[CdxLine], size: int, mtime: int, reindex: bool,
+        resume: bool, on_line: Callable[[CdxLine], None],
+    ) -> int:  # fmt: skip
+        """Index ``lines`` into the store: the whole WARC in one transaction, or (a WARC
+        a writer was appending to when it died) the lines after its mark and the
+        "complete" mark, in one transaction. The number of lines of the WARC."""
+        store = self.store()
+        if not resume:
+            return store.add_file(name, lines, size=size, mtime_ns=mtime, replace=reindex,
+                                  on_line=on_line)  # fmt: skip
+
+        def tap() -> Iterator[CdxLine]:
+            for line in lines:
+                yield line
+                on_line(line)
+
+        store.append_to(name).finish(tap(), size=size, mtime_ns=mtime)
+        done = store.get_file(name)
+        return done.lines if done is not None else 0
+
     def _place(self, src: Path, mode: AddMode) -> tuple[str, bool]:
         """Put the WARC where the collection reads it; return that path and whether this
         call created it (a copy, a symlink or a ``locations.loc`` entry)."""
         name = src.name
         if mode == "in-place":
             loc = str(src.resolve())
-            known = PathIndex(self.locations_path).locate(name)
+            known = self._recorded_location(name)
             self.locate(name, loc)
             return loc, not known
         self.warcs_dir.mkdir(parents=True, exist_ok=True)
@@ -516,7 +512,7 @@ class Collection:
         if mode == "link":
             os.symlink(src.resolve(), dest)
         else:
-            tmp = self.warcs_dir / f".{name}.part"
+            tmp = self.warcs_dir / f".{name}.{os.getpid()}.part"  # two adders: two copies
             with open(src, "rb") as fi, open(tmp, "wb") as fo:
                 shutil.copyfileobj(fi, fo, 1 << 20)
                 fo.flush()
@@ -528,7 +524,7 @@ class Collection:
 
     def _unplace(self, name: str, mode: AddMode) -> None:
         if mode == "in-place":
-            PathIndex(self.locations_path).update(remove=[name])
+            self._forget_location(name)
         else:
             (self.warcs_dir / name).unlink(missing_ok=True)
 
@@ -566,9 +562,7 @@ class Collection:
         for raw in names:
             name = os.path.basename(os.fspath(raw))
             known, n = self._unindex(name)
-            pi = PathIndex(self.locations_path)
-            if any(n_ == name for n_, _ in pi.entries()):
-                pi.update(remove=[name])
+            self._forget_location(name)
             deleted = False
             dest = self.warcs_dir / name
             if delete and os.path.lexists(dest):
@@ -579,7 +573,7 @@ class Collection:
 
     def _unindex(self, name: str) -> tuple[bool, int]:
         """Drop the index lines of ``name``: (was it indexed, lines dropped)."""
-        if self.config.store == "sqlite":
+        if self.has_store:
             known = self.store().get_file(name) is not None
             return known, self.store().remove_file(name)
         p = self.per_warc_dir / (name + ".cdxj")

@@ -1,11 +1,13 @@
 """The default index store: one SQLite database (WAL), updated incrementally, one WARC at a
-time, crash-safe.
+time (or batch by batch while a WARC is written), crash-safe.
 
-Schema (``PRAGMA user_version = 1``)::
+Schema (``PRAGMA user_version = 2``; a version-1 database is upgraded in place)::
 
     files(id INTEGER PRIMARY KEY, name TEXT UNIQUE,   -- WARC file name as in the CDX
           size INTEGER, mtime_ns INTEGER,             -- of the WARC when indexed (or NULL)
-          lines INTEGER, indexed_at TEXT)             -- W3C-DTF, UTC
+          lines INTEGER, indexed_at TEXT,             -- W3C-DTF, UTC
+          complete INTEGER,                           -- 0 while appended to (v2)
+          indexed_to INTEGER)                         -- offset indexed up to, if not complete
     captures(key TEXT,        -- "urlkey timestamp": the CDX sort key, one row per line
              file_id INTEGER, seq INTEGER,            -- file and line number in its index
              url, mime, status, digest, length, offset, redirect, robotflags,
@@ -23,26 +25,37 @@ id" of OutbackCDX-like stores).
 Crash safety: :meth:`SqliteStore.add_file` inserts all lines of one WARC *and* its
 ``files`` row in one transaction, :meth:`SqliteStore.remove_file` deletes both in one
 transaction; after ``kill -9`` (or a power loss: ``synchronous=FULL``) a WARC is either
-completely indexed or not at all. Readers in other threads or processes keep reading
-their snapshot while a WARC is being added (WAL).
+completely indexed or not at all. :meth:`SqliteStore.append_to` adds a WARC being
+written batch by batch (:mod:`webark.index.store`), each batch with its ``indexed_to``
+mark in one transaction. Readers in other threads or processes keep reading their
+snapshot while a WARC is being added (WAL).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from webark.cdx.line import CdxLine
-from webark.core.errors import StorageError
 from webark.index.source import IndexUnavailable, KeyRange, digest_key, in_time
+from webark.index.sqlite_db import SqliteDb
+from webark.index.store import (
+    FILE_COLUMNS,
+    AlreadyIndexed,
+    BatchAppender,
+    IndexedFile,
+    capture_row,
+    indexed_file,
+    line_from_row,
+    new_lines,
+    utc_stamp,
+)
 
-SCHEMA_VERSION = 1
+__all__ = ["AlreadyIndexed", "IndexedFile", "SqliteStore"]
+
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -51,7 +64,9 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER,
     mtime_ns INTEGER,
     lines INTEGER NOT NULL,
-    indexed_at TEXT NOT NULL
+    indexed_at TEXT NOT NULL,
+    complete INTEGER NOT NULL DEFAULT 1,
+    indexed_to INTEGER
 );
 CREATE TABLE IF NOT EXISTS captures (
     key TEXT NOT NULL,
@@ -76,6 +91,11 @@ CREATE TABLE IF NOT EXISTS captures (
 CREATE INDEX IF NOT EXISTS captures_by_digest ON captures(dkey) WHERE dkey IS NOT NULL;
 CREATE INDEX IF NOT EXISTS captures_by_file ON captures(file_id);
 """
+#: Version 1 → 2: WARCs appended to while written (:mod:`webark.index.store`).
+_UPGRADE_1 = (
+    "ALTER TABLE files ADD COLUMN complete INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE files ADD COLUMN indexed_to INTEGER",
+)
 
 _COLS = (
     "c.key, f.name, c.url, c.mime, c.status, c.digest, c.length, c.offset, c.redirect, "
@@ -88,46 +108,27 @@ _INSERT = (
 )
 
 
-class AlreadyIndexed(StorageError):
-    """:meth:`SqliteStore.add_file` of a file name that is already indexed (pass
-    ``replace=True`` to re-index it)."""
+def _rows(
+    lines: Iterable[CdxLine], file_id: int, seq: int,
+    on_line: Callable[[CdxLine], None] | None = None,
+) -> Iterator[tuple[object, ...]]:  # fmt: skip
+    """The ``captures`` rows of ``lines`` (numbered from ``seq``)."""
+    for line in lines:
+        yield capture_row(line, file_id, seq)
+        seq += 1
+        if on_line is not None:
+            on_line(line)
 
 
-@dataclass(frozen=True, slots=True)
-class IndexedFile:
-    """A WARC recorded as indexed: name (as in the CDX lines), size in bytes and
-    modification time (ns since the epoch) when it was indexed (None if not given),
-    number of index lines, and when it was indexed (W3C-DTF, UTC)."""
-
-    name: str
-    size: int | None
-    mtime_ns: int | None
-    lines: int
-    indexed_at: str
-
-
-def _row_to_line(r: tuple[object, ...]) -> CdxLine:
-    key = str(r[0])
-    urlkey, _, ts = key.rpartition(" ")
-    extra = json.loads(str(r[14])) if r[14] is not None else {}
-    return CdxLine(
-        urlkey=urlkey,
-        timestamp=ts,
-        url=str(r[2]),
-        mime=str(r[3]),
-        status=str(r[4]),
-        digest=str(r[5]),
-        length=int(r[6]),  # type: ignore[call-overload]
-        offset=int(r[7]),  # type: ignore[call-overload]
-        filename=str(r[1]),
-        redirect=str(r[8]),
-        robotflags=str(r[9]),
-        record_type=str(r[10]),
-        date=str(r[11]),
-        method=None if r[12] is None else str(r[12]),
-        surt=str(r[13]),
-        extra=extra,
-    )
+def _set_up(conn: sqlite3.Connection, found: int) -> None:
+    """Create the schema (a new file) or upgrade version 1."""
+    if found == 0:
+        for stmt in _SCHEMA.split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+    elif found == 1:
+        for stmt in _UPGRADE_1:
+            conn.execute(stmt)
 
 
 class SqliteStore:
@@ -162,67 +163,22 @@ class SqliteStore:
         cache_kib: int = 65536,
     ):
         self.path = os.fspath(path)
-        self.timeout = timeout
-        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
-            raise ValueError(f"synchronous={synchronous!r}")
-        self.synchronous = synchronous.upper()
-        self.cache_kib = int(cache_kib)
-        self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        if not create and not os.path.exists(self.path):
-            raise IndexUnavailable(f"{self.path}: no such index database")
-        self._conn()  # open now: report a bad database at once
+        self.db = SqliteDb(path, version=SCHEMA_VERSION, set_up=_set_up, create=create,
+                           timeout=timeout, synchronous=synchronous,
+                           cache_kib=cache_kib)  # fmt: skip
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
 
-    # -- connections -------------------------------------------------------------------
-
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
-        try:
-            # each connection is used by its own thread only; close() may run elsewhere
-            conn = sqlite3.connect(
-                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={self.synchronous}")
-            conn.execute(f"PRAGMA cache_size=-{self.cache_kib}")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
-                        for stmt in _SCHEMA.split(";"):
-                            if stmt.strip():
-                                conn.execute(stmt)
-                        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-            elif version != SCHEMA_VERSION:
-                conn.close()
-                raise IndexUnavailable(f"{self.path}: index schema {version} is not supported")
-        except sqlite3.Error as exc:
-            if conn is not None:
-                conn.close()
-            raise IndexUnavailable(f"{self.path}: {exc}") from exc
-        self._local.conn = conn
-        with self._lock:
-            self._all.append(conn)
-        return conn
+        return self.db.conn()
+
+    def _transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return self.db.transaction()
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
-        with self._lock:
-            for c in self._all:
-                c.close()
-            self._all.clear()
-        self._local = threading.local()
+        self.db.close()
 
     def __enter__(self) -> SqliteStore:
         return self
@@ -263,63 +219,77 @@ class SqliteStore:
             Exception: whatever iterating ``lines`` raises (the transaction is rolled
                 back, nothing is recorded).
         """
-        conn = self._conn()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise IndexUnavailable(f"{self.path}: {exc}") from exc
-        try:
-            old = conn.execute("SELECT id FROM files WHERE name = ?", (name,)).fetchone()
+        with self._transaction() as conn:
+            old = conn.execute("SELECT id, complete FROM files WHERE name = ?", (name,)).fetchone()
             if old is not None:
                 if not replace:
                     raise AlreadyIndexed(name)
                 conn.execute("DELETE FROM captures WHERE file_id = ?", (old[0],))
                 conn.execute("DELETE FROM files WHERE id = ?", (old[0],))
-            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             cur = conn.execute(
                 "INSERT INTO files (name, size, mtime_ns, lines, indexed_at) VALUES (?,?,?,0,?)",
-                (name, size, mtime_ns, now),
+                (name, size, mtime_ns, utc_stamp()),
             )
-            file_id = cur.lastrowid
+            file_id = int(cur.lastrowid or 0)
             count = 0
 
-            def rows() -> Iterator[tuple[object, ...]]:
+            def counted(line: CdxLine) -> None:
                 nonlocal count
-                for line in lines:
-                    dk = digest_key(line.digest) if line.digest not in ("-", "") else None
-                    yield (
-                        f"{line.urlkey} {line.timestamp}",
-                        file_id,
-                        count,
-                        line.url,
-                        line.mime,
-                        line.status,
-                        line.digest,
-                        line.length,
-                        line.offset,
-                        line.redirect,
-                        line.robotflags,
-                        line.record_type,
-                        line.date,
-                        line.method,
-                        line.surt,
-                        json.dumps(line.extra, ensure_ascii=False) if line.extra else None,
-                        dk,
-                    )
-                    count += 1
-                    if on_line is not None:
-                        on_line(line)
+                count += 1
+                if on_line is not None:
+                    on_line(line)
 
-            conn.executemany(_INSERT, rows())
+            conn.executemany(_INSERT, _rows(lines, file_id, 0, counted))
             conn.execute("UPDATE files SET lines = ? WHERE id = ?", (count, file_id))
-            conn.execute("COMMIT")
             return count
-        except BaseException as exc:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise IndexUnavailable(f"{self.path}: {exc}") from exc
-            raise
+
+    def append_to(self, name: str) -> BatchAppender:
+        """See :meth:`webark.index.store.IndexStore.append_to`: the ``files`` row of
+        ``name`` is created incomplete (``indexed_to`` 0) or, after a crash, resumed.
+
+        Raises:
+            AlreadyIndexed: ``name`` is indexed and complete.
+            IndexUnavailable: the database cannot be written.
+        """
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT complete, indexed_to FROM files WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO files (name, lines, indexed_at, complete, indexed_to) "
+                    "VALUES (?, 0, ?, 0, 0)", (name, utc_stamp()),
+                )  # fmt: skip
+                return BatchAppender(self, name, 0)
+            if row[0]:
+                raise AlreadyIndexed(name)
+            return BatchAppender(self, name, int(row[1] or 0))
+
+    def _append(self, name: str, lines: Iterable[CdxLine], end: int, final: bool,
+                size: int | None, mtime_ns: int | None) -> tuple[int, int]:  # fmt: skip
+        """One batch of :class:`SqliteAppender`: (lines added, new ``indexed_to``)."""
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT id, lines, indexed_to, complete FROM files WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None or row[3]:
+                raise AlreadyIndexed(f"{name}: not being appended to (removed or complete)")
+            file_id, seq, mark = int(row[0]), int(row[1]), int(row[2] or 0)
+            added = 0
+
+            def count(_line: CdxLine) -> None:
+                nonlocal added
+                added += 1
+
+            conn.executemany(_INSERT, _rows(new_lines(lines, mark), file_id, seq, count))
+            mark = max(mark, end)
+            conn.execute(
+                "UPDATE files SET lines = lines + ?, indexed_at = ?, indexed_to = ?, "
+                "complete = ?, size = coalesce(?, size), mtime_ns = coalesce(?, mtime_ns) "
+                "WHERE id = ?",
+                (added, utc_stamp(), None if final else mark, int(final), size, mtime_ns, file_id),
+            )
+            return added, mark
 
     def remove_file(self, name: str) -> int:
         """Drop every line of WARC ``name`` and its ``files`` row, in one transaction.
@@ -330,41 +300,32 @@ class SqliteStore:
         Raises:
             IndexUnavailable: the database cannot be written.
         """
-        conn = self._conn()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                row = conn.execute("SELECT id FROM files WHERE name = ?", (name,)).fetchone()
-                n = 0
-                if row is not None:
-                    n = conn.execute("DELETE FROM captures WHERE file_id = ?", (row[0],)).rowcount
-                    conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
-                conn.execute("COMMIT")
-                return n
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise IndexUnavailable(f"{self.path}: {exc}") from exc
+        with self._transaction() as conn:
+            row = conn.execute("SELECT id FROM files WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                return 0
+            n = conn.execute("DELETE FROM captures WHERE file_id = ?", (row[0],)).rowcount
+            conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+            return int(n)
 
     # -- reading -----------------------------------------------------------------------
 
     def files(self) -> list[IndexedFile]:
         """Every indexed WARC, by name. Raises :class:`IndexUnavailable`."""
-        sql = "SELECT name, size, mtime_ns, lines, indexed_at FROM files ORDER BY name"
+        sql = f"SELECT {FILE_COLUMNS} FROM files ORDER BY name"
         try:
-            return [IndexedFile(*r) for r in self._conn().execute(sql)]
+            return [indexed_file(r) for r in self._conn().execute(sql)]
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"{self.path}: {exc}") from exc
 
     def get_file(self, name: str) -> IndexedFile | None:
         """The :class:`IndexedFile` of ``name``, None when it is not indexed."""
-        sql = "SELECT name, size, mtime_ns, lines, indexed_at FROM files WHERE name = ?"
+        sql = f"SELECT {FILE_COLUMNS} FROM files WHERE name = ?"
         try:
             row = self._conn().execute(sql, (name,)).fetchone()
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"{self.path}: {exc}") from exc
-        return IndexedFile(*row) if row is not None else None
+        return indexed_file(row) if row is not None else None
 
     def count(self) -> int:
         """Number of index lines (a full count: O(rows))."""
@@ -400,19 +361,5 @@ class SqliteStore:
         yield from self._query(sql, [digest_key(digest)])
 
     def _query(self, sql: str, args: list[str]) -> Iterator[CdxLine]:
-        try:
-            cur = self._conn().execute(sql, args)
-        except sqlite3.Error as exc:
-            raise IndexUnavailable(f"{self.path}: {exc}") from exc
-        try:
-            while True:
-                try:
-                    rows = cur.fetchmany(256)
-                except sqlite3.Error as exc:
-                    raise IndexUnavailable(f"{self.path}: {exc}") from exc
-                if not rows:
-                    return
-                for r in rows:
-                    yield _row_to_line(r)
-        finally:
-            cur.close()
+        for r in self.db.rows(sql, args):
+            yield line_from_row(r)

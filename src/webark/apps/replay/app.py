@@ -12,6 +12,7 @@ everything else is replay (URL space in :mod:`webark.apps.replay.paths`):
   banner and bookmarks name the real capture); else the rewritten or raw response
   (:mod:`.render`) with ``Memento-Datetime`` and ``Link`` (:mod:`.memento`);
 * TimeGate ``/{coll}/{url}``: ``Accept-Datetime`` (or latest) → ``302``;
+* full-text search ``/{coll}/search?q=`` (:mod:`.fulltext`);
 * "Not in archive" (404) with the nearest captures and similar URLs; blocked (451);
 * diff ``/{coll}/diff/{ts1}/{ts2}/{url}`` (:mod:`.diff`).
 
@@ -60,6 +61,7 @@ from webark.apps.replay.access import AccessConfig
 from webark.apps.replay.budget import ByteBudget, Lease
 from webark.apps.replay.calendar import build_calendar, build_url_list
 from webark.apps.replay.diff import side_by_side, visible_lines
+from webark.apps.replay.fulltext import FullTextSearch
 from webark.apps.replay.leased import (
     REWRITE_BUDGET,
     SEND_TIMEOUT,
@@ -167,7 +169,9 @@ class ReplayServer:
 
     Attributes:
         api: the resolution API app. collections: :class:`ReplayCollections`.
-        pages: the page renderer. budget: the :class:`ByteBudget` of large rewrites
+        pages: the page renderer. fulltext: the full-text search page
+        (:class:`~webark.apps.replay.fulltext.FullTextSearch`). budget: the
+        :class:`ByteBudget` of large rewrites
         (module docstring). send_timeout: seconds a leased response waits for a client
         that does not read (:data:`SEND_TIMEOUT`). rewrite_limit: the largest body
         (bytes, content-coding undone) that is rewritten or compared in a diff; larger
@@ -182,6 +186,7 @@ class ReplayServer:
         self.api = api
         self.collections = collections
         self.pages = Pages("/")
+        self.fulltext = FullTextSearch(self.pages)
         self.budget = ByteBudget(rewrite_budget)
         self.rewrite_limit = rewrite_limit
         self.send_timeout = SEND_TIMEOUT
@@ -245,6 +250,9 @@ class ReplayServer:
             return self.pages.error(500, "Access rules unusable", str(exc), target.coll)
         if target.kind == "collection":
             return await self.collection_page(request, ctx, raw_path)
+        if target.kind == "search":
+            return await run_in_threadpool(self.fulltext.page, ctx, request.query_params,
+                                           str(request.base_url))  # fmt: skip
         if not target.url:
             return self.pages.error(400, "No URL", "Give a URL after the timestamp.", ctx.name)
         if target.kind == "captures":

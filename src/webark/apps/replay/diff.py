@@ -1,10 +1,10 @@
 """Text-level diff of two captures of an HTML page (``/{coll}/diff/{ts1}/{ts2}/{url}``).
 
-The visible text of each capture is extracted with the lexbor HTML5 parser
-(:mod:`selectolax.lexbor`): ``<script>``, ``<style>``, ``<noscript>``, ``<template>``,
-``<head>`` contents other than the title, and comments are dropped; each block of text
-(block-level elements and ``<br>``) becomes a line with runs of white space collapsed.
-The lines are compared with
+The visible text of each capture is extracted as search does it
+(:func:`webark.search.html_text.visible_lines`, lexbor): ``<script>``, ``<style>``,
+``<noscript>``, ``<template>``, ``<head>`` contents other than the title, and comments
+are dropped; each block of text (block-level elements and ``<br>``) becomes a line with
+runs of white space collapsed. The lines are compared with
 :class:`difflib.SequenceMatcher` (autojunk off, so long pages with repeated lines are
 compared exactly) and laid out side by side; runs of unchanged lines longer than
 ``2 * context`` are folded into one "… n unchanged lines …" row.
@@ -13,37 +13,11 @@ compared exactly) and laid out side by side; runs of unchanged lines longer than
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 
-from selectolax.lexbor import LexborHTMLParser
+from webark.search.html_text import visible_lines
 
-_DROP = "script, style, noscript, template, svg, head > *:not(title)"
-_WS = re.compile(r"\s+")
-#: Elements that start a new line of text (block-level and line-breaking ones).
-_BLOCKS = (
-    "title, p, div, li, dt, dd, h1, h2, h3, h4, h5, h6, tr, td, th, br, hr, pre, "
-    "blockquote, section, article, header, footer, nav, aside, main, figcaption, "
-    "caption, option, form, table, ul, ol, dl, address, details, summary, legend"
-)
-
-
-def visible_lines(html: bytes | str) -> list[str]:
-    """The visible text of an HTML document, one line per text block, white space
-    collapsed, empty lines dropped. Bytes are decoded by lexbor (BOM, ``<meta charset>``,
-    else UTF-8 with replacement)."""
-    tree = LexborHTMLParser(html)
-    for node in tree.css(_DROP):
-        node.decompose()
-    for node in tree.css(_BLOCKS):
-        node.insert_before("\n")
-        node.insert_after("\n")
-    root = tree.root
-    if root is None:
-        return []
-    text = root.text(separator="", strip=False)
-    lines = (_WS.sub(" ", x).strip() for x in text.split("\n"))
-    return [x for x in lines if x]
+__all__ = ["DiffRow", "side_by_side", "visible_lines"]
 
 
 @dataclass(frozen=True, slots=True)

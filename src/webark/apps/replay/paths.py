@@ -4,7 +4,9 @@ The URL space (pywb's, so links and bookmarks made for pywb keep working)::
 
     /                                     home: collections and a URL search box
     /_webark/...                          the app's own files (static, client script, search)
-    /{coll}/                              a collection page with a search box
+    /{coll}/                              a collection page with search boxes
+    /{coll}/search?q=…                    full-text search (``search`` without a scheme
+                                          is never a TimeGate, as ``/{coll}/cdx``)
     /{coll}/*/{url}                       captures of {url} (calendar); {url}* or *.host: URLs
     /{coll}/diff/{ts1}/{ts2}/{url}        text diff of two captures of an HTML page
     /{coll}/{url}                         Memento TimeGate (RFC 7089 §4.1): 302 to a memento
@@ -47,7 +49,7 @@ _TS_MOD = re.compile(r"^([0-9]+)?([a-z]{2}_)?$")
 _LIST = re.compile(r"^([0-9]{0,14})\*$")
 _DIFF = re.compile(r"^diff/([0-9]+)/([0-9]+)/(.+)$", re.S)
 
-Kind = Literal["home", "app", "collection", "captures", "diff", "timegate", "memento"]
+Kind = Literal["home", "app", "collection", "search", "captures", "diff", "timegate", "memento"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +57,8 @@ class Target:
     """What a request path asks for.
 
     Attributes:
-        kind: ``home``, ``app`` (a ``/_webark/`` path), ``collection``, ``captures``,
-            ``diff``, ``timegate`` or ``memento``.
+        kind: ``home``, ``app`` (a ``/_webark/`` path), ``collection``, ``search``
+            (full text), ``captures``, ``diff``, ``timegate`` or ``memento``.
         coll: collection name ('' for ``home``/``app``).
         url: the original URL asked for (see the module docstring), or for ``app`` the
             path below ``/_webark/``.
@@ -147,6 +149,8 @@ def parse_target(raw_path: str, query: str = "") -> Target | None:
         return Target("collection", coll)
     if not rest:
         return Target("collection", coll)
+    if rest == "search":
+        return Target("search", coll)
     qs = "?" + query if query else ""
     head, sep2, tail = rest.partition("/")
     m = _LIST.match(head)
