@@ -4,37 +4,21 @@ otherwise, nothing with --quiet; fed by snapshots of real crawls of a loopback s
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import io
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 from rich.console import Console
 
+import sites
 from webark.cli.crawl_cmds import crawl
 from webark.cli.crawl_view import CrawlView, RateMeter, human_bytes, progress_line, render_view
 from webark.crawl.control import CrawlControl
 from webark.crawl.controller import CrawlController
 from webark.crawl.job import CrawlJob, job_from_mapping
 from webark.crawl.stats import StatsSnapshot
-
-
-def _sites_module() -> Any:
-    if "sites" in sys.modules:
-        return sys.modules["sites"]
-    path = Path(__file__).parents[1] / "crawl" / "sites.py"
-    spec = importlib.util.spec_from_file_location("sites", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["sites"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-sites = _sites_module()
 
 
 def _job(tmp: Path, seed: str, delay: float) -> CrawlJob:
