@@ -153,8 +153,13 @@ def test_search_form_works_in_the_archive(context: Any, pydocs: dict[str, Any]) 
     assert "search.html?q=open" in page.url, page.url
     assert resp is not None and resp.status == 200, (page.url, resp and resp.status)
     assert page.title() == original_title(pydocs["site"], "search.html")
-    page.locator("#search-results ul.search li").first.wait_for(timeout=15000)
-    assert page.locator("#search-results ul.search li").count() > 5
+    # Sphinx lists the hits one by one (each after fetching its page for a summary), then
+    # says "Search finished, found N page(s)": wait for that, not for the first hit
+    status = page.locator("#search-results .search-summary")
+    status.filter(has_text="Search finished").wait_for(timeout=60000)
+    found = int(re.search(r"found (\d+) page", status.inner_text()).group(1))
+    assert found > 5
+    assert page.locator("#search-results ul.search li").count() == found
     assert_archive_only(requests, pydocs["prefix"])
 
 
