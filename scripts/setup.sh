@@ -35,6 +35,21 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
+# ReplayWeb.page (npm package replaywebpage: its prebuilt ui.js and sw.js, no build) for
+# the browser test that opens `webark wacz create` packages in it. `npm pack` fetches the
+# one tarball, without resolving the package's build-time dependencies.
+RWP_VERSION=2.5.3
+if [ "${WEBARK_BROWSER:-0}" = 1 ] && [ ! -f ".cache/replaywebpage-$RWP_VERSION/package/sw.js" ]; then
+  if command -v npm >/dev/null; then
+    mkdir -p ".cache/replaywebpage-$RWP_VERSION"
+    (cd ".cache/replaywebpage-$RWP_VERSION" && npm pack --silent "replaywebpage@$RWP_VERSION" >/dev/null \
+      && tar xzf "replaywebpage-$RWP_VERSION.tgz" package/ui.js package/sw.js package/LICENSE) \
+      || echo "setup: could not fetch replaywebpage@$RWP_VERSION with npm" >&2
+  else
+    echo "setup: npm not found: the ReplayWeb.page test needs it (Node.js's npm)" >&2
+  fi
+fi
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv

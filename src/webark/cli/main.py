@@ -38,6 +38,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
                  "Revisit reports: originals and the revisits that depend on them."),
     "search": ("webark.cli.search_cmds", "search",
                "Full-text search of a collection: build, query, export (Solr/OpenSearch)."),
+    "wacz": ("webark.cli.wacz_cmds", "wacz",
+             "WACZ packages of jobs and collections (ReplayWeb.page), pages.jsonl."),
     "serve": ("webark.cli.serve_cmds", "serve",
               "Serve collections: the CDX resolution API and Memento TimeMaps."),
 }

@@ -60,6 +60,7 @@ from webark.crawl.extract.pool import ExtractPool, default_processes
 from webark.crawl.frontier import Frontier, FrontierConfig
 from webark.crawl.job import CrawlJob
 from webark.crawl.jobdir import CrawlSetupError, check_seeds, prepare_job_dir
+from webark.crawl.page_list import write_page_list
 from webark.crawl.pipeline import UriPipeline
 from webark.crawl.processing import UriProcessing
 from webark.crawl.reports import DEFAULT_REPORTS, Report, write_reports
@@ -316,6 +317,8 @@ class CrawlController:
                 raise
             log.error("reports not written (%s); `webark crawl --resume` writes them", e)
             paths = []
+        if self.job.pages:
+            paths += write_page_list(self.job)
         if self.on_progress:
             self.on_progress(snap)
         assert self.ctx.backend is not None

@@ -73,6 +73,9 @@ JOB_KEYS: dict[str, str] = {
     "hybrid_compression": "bool, default false: already-compressed media (video, audio, "
     "images, zip) in uncompressed .warc files beside the .warc.gz (replay seeks for ranges)",
     "dns_records": "bool, default true: record each host's lookup as a dns: URI (Heritrix)",
+    "pages": "bool, default true: write pages/pages.jsonl (json-pages-1.0, WACZ's page list: "
+    "seeds and HTML pages reached by links, with titles) at the end of the crawl; it reads "
+    "the job's WARCs once more (`webark wacz pages JOBDIR` writes it later instead)",
     "dedup": "bool: digest dedup against JOBDIR/state/dedup.sqlite (revisit records)",
     "dedup_index": "path of a dedup index shared with other jobs (e.g. the previous crawl's "
     "state/dedup.sqlite, or one from `webark dedup build`); implies dedup: true",
@@ -137,6 +140,7 @@ class CrawlJob:
     dedup_index: Path | None = None
     conditional_requests: bool = True
     dns_records: bool = True
+    pages: bool = True
     scope: Mapping[str, Any] = field(default_factory=dict)
     dedup_policy: Mapping[str, Any] = field(default_factory=dict)
     rss: Mapping[str, Any] | None = None
@@ -188,6 +192,11 @@ class CrawlJob:
     @property
     def reports_dir(self) -> Path:
         return self.job_dir / "reports"
+
+    @property
+    def pages_path(self) -> Path:
+        """``JOBDIR/pages/pages.jsonl``: the job's page list (WACZ layout)."""
+        return self.job_dir / "pages" / "pages.jsonl"
 
     @property
     def state_dir(self) -> Path:
@@ -510,7 +519,7 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
     for key in ("max_uris", "max_bytes", "max_uris_per_host", "max_bytes_per_host"):
         values[key] = p.check(_positive, cfg, key)
     flags = (("allow_private", False), ("conditional_requests", True), ("dns_records", True),
-             ("hybrid_compression", False))
+             ("hybrid_compression", False), ("pages", True))
     for flag, on in flags:
         values[flag] = p.check(_bool, cfg, flag, on, default=on)
     numbers: tuple[tuple[str, float, bool], ...] = (

@@ -36,7 +36,7 @@ from webark.search.document import (
     content_type_norm,
     document_id,
 )
-from webark.search.html_text import html_text
+from webark.search.html_text import html_text, html_title
 from webark.search.pdf_text import PdfUnavailable, PdfUnreadable, pdf_text
 from webark.url import canonicalize, registered_domain
 from webark.warc.payload import decode_bounded
@@ -104,6 +104,23 @@ def _digest(rec: WarcRecord, body: bytes) -> str:
         except DigestError:
             pass
     return digest_label(body)
+
+
+def capture_title(rec: WarcRecord) -> str:
+    """The title of an HTML ``response`` record as its search document would have it
+    (:func:`document_for`: same payload limit, content decoding and charset), ``""``
+    for a record without one; never raises for bad content."""
+    http = rec.http
+    if rec.type != "response" or http is None:
+        return ""
+    if rec.content_length - http.head_length > MAX_PAYLOAD:
+        return ""
+    decoded = decode_bounded(rec.payload(), http.content_encoding, MAX_PAYLOAD)
+    if not decoded.complete or decoded.coding_error:
+        return ""
+    data = decoded.data
+    declared = python_codec(_charset_param(http.get("Content-Type")))
+    return clean_text(html_title(_decode(data, html_charset(data, declared)))[:1000])
 
 
 def document_for(rec: WarcRecord, *, warc_name: str, collection: str, skips: Skips,

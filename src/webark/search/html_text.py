@@ -77,6 +77,20 @@ def primary_language(tag: str | None) -> str:
     return m.group(1).lower() if m else ""
 
 
+_TITLE_END = re.compile(r"</title\s*>", re.IGNORECASE)
+
+
+def html_title(html: str) -> str:
+    """The ``<title>`` of the page ``html``, white space collapsed (``""`` when none),
+    as :func:`html_text` finds it, parsing only the document up to the first
+    ``</title>`` (the rest cannot change it: HTML's parser ends the title element at
+    its first end tag)."""
+    end = _TITLE_END.search(html)
+    tree = LexborHTMLParser(html[: end.end()] if end else html)
+    node = tree.css_first("title")
+    return _WS.sub(" ", node.text()).strip() if node is not None else ""
+
+
 def html_text(html: str, url: str = "", *, content_language: str | None = None,
               max_links: int = MAX_LINKS) -> HtmlText:  # fmt: skip
     """Title, visible text, language and links of the page ``html`` archived at ``url``

@@ -1,0 +1,190 @@
+"""A WACZ made by ``webark wacz create`` opened in ReplayWeb.page (Webrecorder's viewer,
+the npm package ``replaywebpage``: its own ui.js and service worker, which nobody here
+wrote) in Debian's Chromium: the pages of the job are listed with their titles, and a
+page replays from the package alone (the live site stopped, no request leaving the
+viewer's origin)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import VIEWPORT, require
+
+from http_wait import WEBARK
+from sites import TestSite
+from wacz_site import EXPECTED_PAGES, PAGES, crawl_site
+
+RWP_VERSION = "2.5.3"
+RWP_DIR = (Path(__file__).resolve().parents[2] / ".cache" / f"replaywebpage-{RWP_VERSION}"
+           / "package")  # fmt: skip
+_RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
+
+
+class RangeHandler(SimpleHTTPRequestHandler):
+    """Static files with single byte ranges (RFC 9110 §14): ReplayWeb.page reads a WACZ
+    by ranges (the zip's central directory first, a suffix range)."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def send_head(self) -> Any:
+        path = self.translate_path(self.path)
+        m = _RANGE.match(self.headers.get("Range", ""))
+        if m is None or not os.path.isfile(path) or not (m.group(1) or m.group(2)):
+            return super().send_head()
+        size = os.path.getsize(path)
+        if m.group(1):
+            start, end = int(m.group(1)), min(int(m.group(2) or size - 1), size - 1)
+        else:
+            start, end = max(0, size - int(m.group(2))), size - 1
+        f = open(path, "rb")  # noqa: SIM115  (closed by the server after copyfile)
+        f.seek(start)
+        self.send_response(206)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        self._left = end - start + 1
+        return f
+
+    def copyfile(self, source: Any, outputfile: Any) -> None:
+        left = getattr(self, "_left", None)
+        if left is None:
+            return super().copyfile(source, outputfile)
+        while left > 0 and (chunk := source.read(min(left, 1 << 16))):
+            outputfile.write(chunk)
+            left -= len(chunk)
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The job crawled from the live site (then stopped), packed, and served with
+    ReplayWeb.page's files on another port: ``{"base", "site_url"}``."""
+    require((RWP_DIR / "sw.js").is_file(), f"ReplayWeb.page {RWP_VERSION} ({RWP_DIR})",
+            "WEBARK_BROWSER=1 bash scripts/setup.sh")  # fmt: skip
+    root = tmp_path_factory.mktemp("rwp")
+    with TestSite(PAGES) as site:
+        res = crawl_site(site, root / "job")
+        site_url = site.url("/")
+    assert res.returncode == 0, res.stderr
+    www = root / "www"
+    (www / "replay").mkdir(parents=True)
+    shutil.copy(RWP_DIR / "ui.js", www / "ui.js")
+    shutil.copy(RWP_DIR / "sw.js", www / "replay" / "sw.js")
+    res = subprocess.run([*WEBARK, "wacz", "create", str(root / "job"), "-o",
+                          str(www / "site.wacz")], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(RangeHandler, directory=str(www)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield {"base": f"http://127.0.0.1:{server.server_address[1]}/", "site_url": site_url,
+               "www": www}
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _open(browser: Any, viewer: dict[str, Any], name: str,
+          url: str | None) -> tuple[Any, Any, list[str]]:  # fmt: skip
+    attrs = f' url="{url}"' if url else ""
+    (viewer["www"] / name).write_text(
+        '<!doctype html><html><head><script src="./ui.js"></script></head><body>'
+        f'<replay-web-page source="./site.wacz" replayBase="./replay/"{attrs} '
+        'style="display:block;height:700px"></replay-web-page></body></html>')
+    # ReplayWeb.page is a service worker: allowed here (the replay tests block them)
+    ctx = browser.new_context(viewport=VIEWPORT, service_workers="allow")
+    page = ctx.new_page()
+    outside: list[str] = []
+    page.on("request", lambda r: None if r.url.startswith((viewer["base"], "data:", "blob:"))
+            else outside.append(r.url))  # fmt: skip
+    page.goto(viewer["base"] + name)
+    # the first visit installs the viewer's service worker (and may show its frame
+    # before the worker controls it); from the second on, the worker serves the viewer
+    page.wait_for_function(
+        "async () => { const r = await navigator.serviceWorker.getRegistration('./replay/');"
+        " return !!(r && r.active); }", timeout=60000)
+    page.reload()
+    return ctx, page, outside
+
+
+def _frame(page: Any, match: Any, seconds: float = 60) -> Any:
+    """The first frame of ``page`` for which ``match(frame)`` holds, polled."""
+    for _ in range(int(seconds * 4)):
+        found = next((f for f in page.frames if match(f)), None)
+        if found is not None:
+            return found
+        page.wait_for_timeout(250)
+    pytest.fail(f"no such frame among {[f.url for f in page.frames]}")
+
+
+
+
+#: the text of a document with the text of its (open) shadow roots, white space
+#: collapsed; run in the page's own world (Playwright's locators do not see into the
+#: documents ReplayWeb.page's service worker serves)
+DEEP_TEXT = """() => {
+  const parts = [];
+  const walk = (n) => {
+    if (n.nodeType === Node.TEXT_NODE) parts.push(n.textContent);
+    if (n.shadowRoot) walk(n.shadowRoot);
+    for (const c of n.childNodes) walk(c);
+  };
+  walk(document);
+  return parts.join(" ").replace(/\\s+/g, " ");
+}"""
+
+
+def _text_of_viewer(page: Any, base: str, want: list[str], seconds: float = 60) -> str:
+    """The deep text of the viewer's app frame once it holds every string of ``want``."""
+    text = ""
+    for _ in range(int(seconds * 2)):
+        app = _frame(page, lambda f: f.url.startswith(base + "replay/?"))
+        try:
+            text = app.evaluate(DEEP_TEXT)
+        except Exception:  # the frame navigated while being read: read it again
+            text = ""
+        if all(w in text for w in want):
+            return text
+        page.wait_for_timeout(500)
+    pytest.fail(f"the viewer never showed {want}: {text[:2000]}")
+
+
+def test_pages_listed_with_their_titles(browser: Any, viewer: dict[str, Any]) -> None:
+    ctx, page, outside = _open(browser, viewer, "list.html", None)
+    try:
+        titles = [t for t, _seed, _depth in EXPECTED_PAGES.values()]
+        urls = [viewer["site_url"] + p.lstrip("/") for p in EXPECTED_PAGES]
+        text = _text_of_viewer(page, viewer["base"], [*titles, *urls, f"{len(titles)} pages"])
+        assert viewer["site_url"] + "frame.html" not in text  # embedded, not a page
+        assert outside == []
+    finally:
+        ctx.close()
+
+
+def test_a_page_replays_from_the_package(browser: Any, viewer: dict[str, Any]) -> None:
+    target = viewer["site_url"] + "a.html"
+    ctx, page, outside = _open(browser, viewer, "page.html", target)
+    try:
+        # the archived page, in the viewer's replay frame (…/replay/w/…/mp_/http://…/a.html)
+        archived = _frame(page, lambda f: "/w/" in f.url and f.url.endswith("/a.html"))
+        archived.wait_for_load_state("load")
+        assert archived.title() == "Page A"
+        # the link to C and the archived style sheet (body color #123) came with it
+        assert archived.locator("a[href$='c.html']").count() == 1
+        color = archived.evaluate("getComputedStyle(document.body).color")
+        assert color == "rgb(17, 34, 51)"
+        assert outside == []
+    finally:
+        ctx.close()
