@@ -38,6 +38,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
                  "Revisit reports: originals and the revisits that depend on them."),
     "search": ("webark.cli.search_cmds", "search",
                "Full-text search of a collection: build, query, export (Solr/OpenSearch)."),
+    "spark": ("webark.cli.spark_cmds", "spark",
+              "Spark jobs: sorted CDXJ + ZipNum, Parquet capture table, dedup, stats."),
     "serve": ("webark.cli.serve_cmds", "serve",
               "Serve collections: the CDX resolution API and Memento TimeMaps."),
 }
