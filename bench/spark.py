@@ -90,6 +90,8 @@ def main() -> int:
     ap.add_argument("--masters", default="local[1],local[2]")
     ap.add_argument("--jobs", default="1,2", help="webark index -j values")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--stats", action="store_true",
+                    help="also compare `webark spark stats --json` with `webark stats --json`")
     args = ap.parse_args()
     files = args.files or (4 if args.quick else 10)
     records = args.records or (2000 if args.quick else 20000)
@@ -131,6 +133,18 @@ def main() -> int:
     queries = _check_zipnum(out / f"zipnum-{spark_rows[-1].split()[-1]}" / "index.idx",
                             out / f"{spark_rows[-1].replace('spark index ', 'spark-')}.cdxj"
                             ) if spark_rows else 0
+    stats_same = None
+    if args.stats:
+        m = [x for x in args.masters.split(",") if x][-1]
+        outs = {}
+        for name, argv in (("webark stats", [WEBARK, "stats", "--json"]),
+                           (f"spark stats {m}", [WEBARK, "spark", "stats", "--json",
+                                                 "--master", m])):
+            t0 = time.perf_counter()
+            r = subprocess.run([*argv, *map(str, warcs)], capture_output=True, text=True)
+            outs[name] = json.loads(r.stdout)
+            c.log(f"{name}: {time.perf_counter() - t0:.1f} s")
+        stats_same = len({json.dumps(v, sort_keys=True) for v in outs.values()}) == 1
     print(f"\nCDX indexing of {files} WARCs, {nrec:,} records, {total_bytes / 1e6:.1f} MB "
           f"on disk; {c.machine_info()['cpu']}, {os.cpu_count()} CPU (shared VM)")
     print(f"  {'tool':<22} {'process s':>9} {'rec/s':>8} {'job s':>7} {'job rec/s':>9} "
@@ -145,12 +159,18 @@ def main() -> int:
         for k, r in rows.items():
             ratios[f"{k} / webark index -j1"] = round(
                 float(base["process_s"]) / float(r["process_s"]), 2)  # type: ignore[arg-type]
+            if r.get("job_s"):
+                ratios[f"{k} job / webark index -j1"] = round(
+                    float(base["process_s"]) / float(r["job_s"]), 2)  # type: ignore[arg-type]
         for k, v in ratios.items():
-            print(f"  {k:<38} {v:5.2f} x (process time)")
+            print(f"  {k:<42} {v:5.2f} x" + ("" if " job " in k else " (process time)"))
     print(f"  outputs byte-identical: {same}; ZipNum = sorted file on {queries} keys x 2 queries")
+    if stats_same is not None:
+        print(f"  spark stats = webark stats (JSON): {stats_same}")
     print(json.dumps({"bench": "spark", "files": files, "records": nrec,
                       "bytes": total_bytes, "machine": c.machine_info(), "tools": rows,
-                      "ratios": ratios, "same_output": same, "zipnum_queries": queries * 2}))
+                      "ratios": ratios, "same_output": same, "zipnum_queries": queries * 2,
+                      "stats_same": stats_same}))
     return 0 if same else 1
 
 

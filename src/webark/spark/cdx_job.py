@@ -55,17 +55,32 @@ class IndexOutputs:
 # -- executors ---------------------------------------------------------------------------
 def _index_tasks(tasks: Iterable[WarcTask], options: IndexOptions, fmt: str
                  ) -> Iterator[tuple[Any, ...]]:
-    """``("l", line bytes)`` for every line and one ``("m", task number, records,
-    problems, unreadable)`` per task."""
+    """Per task: its lines, encoded, as one ``("c", bytes)`` blob (one pickle instead of
+    one per line; ``("l", line)`` items when a line holds a line end), then ``("m", task
+    number, records, problems, unreadable)``."""
     for t in tasks:
         try:
             chunk = exact_range(t.path, t.start, t.end, options, fmt)
         except OSError as e:
             yield ("m", t.number, 0, [], f"{t.path}: cannot read: {e.strerror or e}")
             continue
-        for line in chunk.lines:
-            yield ("l", line.encode("utf-8", "surrogateescape"))
+        data = chunk.encoded()
+        if data.count(b"\n") == len(chunk.lines):
+            if data:
+                yield ("c", data)
+        else:
+            for line in chunk.lines:
+                yield ("l", line.encode("utf-8", "surrogateescape"))
         yield ("m", t.number, chunk.records, chunk.problems, None)
+
+
+def _lines(item: tuple[Any, ...]) -> list[tuple[bytes, None]]:
+    """The ``(line, None)`` pairs (sort keys) of a tagged item (none for metas)."""
+    if item[0] == "c":
+        return [(b, None) for b in item[1].split(b"\n")[:-1]]
+    if item[0] == "l":
+        return [(item[1], None)]
+    return []
 
 
 def _write_partition(index: int, lines: Iterator[bytes], *, zipnum_dir: str | None,
@@ -164,10 +179,10 @@ def run_index(
     )
     try:
         report.read_task_metas(tagged)
-        lines = tagged.filter(lambda x: x[0] == "l").map(lambda x: x[1])
-        total = lines.count()
+        keyed = tagged.flatMap(_lines)  # (line, None): the line is its own sort key
+        total = keyed.count()
         n = shards or max(1, -(-total // LINES_PER_SHARD))
-        ordered = lines.sortBy(lambda b: b, ascending=True, numPartitions=n)
+        ordered: Any = keyed.sortByKey(ascending=True, numPartitions=n).keys()
         parts_dir = None
         if cdx_path is not None:
             parts_dir = tempfile.mkdtemp(prefix=".webark-spark-",
