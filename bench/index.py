@@ -5,12 +5,16 @@
     .venv/bin/python bench/index.py --runs 5
     .venv/bin/python bench/index.py --quick          # synth-2k, 1 run: smoke test
     .venv/bin/python bench/index.py --file X.warc.gz [--tools webark,cdxj-indexer]
+    .venv/bin/python bench/index.py --before main   # also webark as of git ref "main"
 
 Tools (each run is a fresh child process; its output goes to a file in the cache):
 
   webark        ``webark index FILE -o OUT`` (CDXJ, the CLI defaults: POST folding on,
                 one process per CPU for big files), run through the CLI entry point
   webark-j1     the same with ``-j 1`` (one process)
+  webark@REF    with ``--before REF``: ``webark`` and ``webark-j1`` of the source tree
+                at git ref REF (``git archive`` into the cache, put first on
+                PYTHONPATH), so a change's before and after are measured in one run
   cdxj-indexer  webrecorder cdxj-indexer ``FILE -o OUT`` (default options), installed
                 in its own venv (``<cache>/venv-cdxj``, created on first use; never in
                 the project's .venv)
@@ -40,6 +44,7 @@ _T0 = time.perf_counter()
 # -- children (no webark import at module level: cdxj-indexer runs in another venv) -----
 def _child(tool: str, path: str, out: str) -> None:
     import json
+    import os
     import resource
 
     if tool in ("webark", "webark-j1"):
@@ -57,7 +62,9 @@ def _child(tool: str, path: str, out: str) -> None:
         t2 = time.perf_counter()
         from importlib.metadata import version
 
-        ver = version("webark")
+        import webark
+
+        ver = f"{version('webark')} ({os.path.dirname(os.path.dirname(webark.__file__))})"
     elif tool == "cdxj-indexer":
         from cdxj_indexer.main import write_cdx_index
 
@@ -144,6 +151,24 @@ def _compile_webark() -> None:
         compileall.compile_dir(str(Path(spec.origin).parent), quiet=1)
 
 
+def _source_at(ref: str, cache: "object") -> str:
+    """``<cache>/src-<commit>/src``: webark's source tree at git ref ``ref`` (extracted
+    with ``git archive``, no worktree or checkout touched)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", ref + "^{commit}"],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    dest = Path(str(cache)) / f"src-{sha[:12]}"
+    if not (dest / "src" / "webark" / "__init__.py").is_file():
+        dest.mkdir(parents=True, exist_ok=True)
+        tar = subprocess.run(["git", "-C", str(root), "archive", sha, "src"], check=True,
+                             capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+    return str(dest / "src")
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
     import hashlib
@@ -167,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         "--records", type=int, help=f"records of the generated file (default {DEFAULT_RECORDS})"
     )
     ap.add_argument("--tools", default=",".join(TOOLS), help=f"subset of {','.join(TOOLS)}")
+    ap.add_argument("--before", metavar="REF",
+                    help="also run webark and webark-j1 of this git ref (before a change)")
     ap.add_argument(
         "--check", action="store_true", help=f"exit 1 if webark < {TARGET} x cdxj-indexer"
     )
@@ -177,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown tool {t}")
     runs = args.runs or (1 if args.quick else 3)
     cache = c.cache_dir()
+    before_src = _source_at(args.before, cache) if args.before else None
     path = (
         Path(args.file)
         if args.file
@@ -196,12 +224,18 @@ def main(argv: list[str] | None = None) -> int:
     outdir = cache / "index-out"
     outdir.mkdir(exist_ok=True)
     here = str(Path(__file__).resolve())
-    results: dict[str, list[c.ChildRun]] = {t: [] for t in tools}
+    commands: dict[str, list[str]] = {}
+    for t in tools:
+        commands[t] = [pythons[t], here, "--child", t]
+        if before_src is not None and t in ("webark", "webark-j1"):
+            commands[f"{t}@{args.before}"] = [
+                "env", f"PYTHONPATH={before_src}", sys.executable, here, "--child", t]
+    results: dict[str, list[c.ChildRun]] = {t: [] for t in commands}
     for r in range(runs):
-        for t in tools:
+        for t, argv in commands.items():
             out = outdir / f"{t}.cdxj"
             out.unlink(missing_ok=True)
-            run = c.run_child([pythons[t], here, "--child", t, str(path), str(out)])
+            run = c.run_child([*argv, str(path), str(out)])
             results[t].append(run)
             c.log(
                 f"run {r + 1}/{runs} {t:<13} index {run.result['index_s']:.3f} s  "
@@ -252,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     met = None
     if "cdxj-indexer" in table:
         base = table["cdxj-indexer"]
-        for t in tools:
+        for t in commands:
             if t == "cdxj-indexer":
                 continue
             ratios[f"{t}/cdxj-indexer"] = round(

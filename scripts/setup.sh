@@ -26,6 +26,11 @@ if [ "${WEBARK_POSTGRES:-0}" = 1 ]; then
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql-15)
   [ -f /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf ] || need_apt+=(shared-mime-info)
 fi
+# Apache Spark jobs (webark spark, tests/spark/): Debian's headless Java runtime here,
+# PySpark below (the optional extra webark[spark]).
+if [ "${WEBARK_SPARK:-0}" = 1 ]; then
+  command -v java >/dev/null || [ -n "${JAVA_HOME:-}" ] || need_apt+=(openjdk-17-jre-headless)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: apt-get install ${need_apt[*]}" >&2
@@ -55,5 +60,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-.venv/bin/python -m pip install -q -e '.[dev]' 2>&1 | grep -v "is ignored: it is neither" || true
+extras=dev
+[ "${WEBARK_SPARK:-0}" = 1 ] && extras=dev,spark
+.venv/bin/python -m pip install -q -e ".[$extras]" 2>&1 | grep -v "is ignored: it is neither" || true
 .venv/bin/python -c "import webark, fastwarc, warcio" && echo "setup: ok (.venv ready)" >&2

@@ -40,6 +40,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
                "Full-text search of a collection: build, query, export (Solr/OpenSearch)."),
     "wacz": ("webark.cli.wacz_cmds", "wacz",
              "WACZ packages of jobs and collections (ReplayWeb.page), pages.jsonl."),
+    "spark": ("webark.cli.spark_cmds", "spark",
+              "Spark jobs: sorted CDXJ + ZipNum, Parquet capture table, dedup, stats."),
     "serve": ("webark.cli.serve_cmds", "serve",
               "Serve collections: the CDX resolution API and Memento TimeMaps."),
 }

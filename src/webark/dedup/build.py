@@ -37,7 +37,7 @@ import io
 import logging
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Literal, cast
 
@@ -466,10 +466,26 @@ def load(
     Raises:
         OSError: the file cannot be read (what was added before is kept).
     """
+    return load_items(index, kind, path, SOURCES[kind](path, policy), progress)
+
+
+def load_items(
+    index: SqliteDedupIndex,
+    kind: SourceKind,
+    path: str | os.PathLike[str],
+    items: Iterable[Item],
+    progress: Callable[[int], None] | None = None,
+) -> SourceReport:
+    """:func:`load` of items already read from ``path`` (e.g. by Spark executors:
+    ``list(warc_originals(path, policy))``): checked, added in batches, reported.
+
+    Raises:
+        OSError: reading ``items`` fails (what was added before is kept).
+    """
     report = SourceReport(os.fspath(path), kind)
     batch: list[Candidate] = []
     n = 0
-    for item in SOURCES[kind](path, policy):
+    for item in items:
         if isinstance(item, Skip) and item.code == NO_DIGEST_LAYOUT:
             # a note about the whole file, not one of its lines: always listed
             report.no_digest_layout = True

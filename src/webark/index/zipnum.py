@@ -52,6 +52,11 @@ class ZipNumBlock:
     length: int
     block_no: int = -1
 
+    def to_line(self) -> str:
+        """The summary line (without line end); :meth:`parse` reads it back."""
+        tail = f"\t{self.block_no}" if self.block_no >= 0 else ""
+        return f"{self.key}\t{self.shard}\t{self.offset}\t{self.length}{tail}"
+
     @classmethod
     def parse(cls, raw: bytes) -> ZipNumBlock:
         """Parse one summary line. Raises ValueError for a malformed line."""

@@ -52,6 +52,14 @@ class ProblemTally:
             if p.severity == "error":
                 self.add(p.code, str(p))
 
+    def merge(self, other: ProblemTally) -> None:
+        """Add ``other``'s problems after these (the tally of two runs one after the
+        other: its listed ones while fewer than ``limit`` are, all its counts)."""
+        self.counts.update(other.counts)
+        room = self.limit - len(self.listed)
+        if room > 0:
+            self.listed.extend(other.listed[:room])
+
     @property
     def total(self) -> int:
         """Problems found (listed or not)."""

@@ -208,6 +208,14 @@ def _mime_of(rec: WarcRecord) -> str:
     return ct.split(";", 1)[0].strip().lower() if ct else "unknown"
 
 
+def _add_bucket(into: Bucket, b: Bucket) -> None:
+    into.captures += b.captures
+    into.revisits += b.revisits
+    into.stored += b.stored
+    into.represented += b.represented
+    into.payload_stored += b.payload_stored
+
+
 class StatsCollector:
     """Feed it (W)ARC files with :meth:`add_file`, then call :meth:`finish`."""
 
@@ -296,6 +304,33 @@ class StatsCollector:
             b.stored += stored
             b.represented += size
             b.payload_stored += size
+
+    def merge(self, other: StatsCollector) -> None:
+        """Add what ``other`` read (not finished) after what this one read: the result
+        is that of one collector reading this one's files, then ``other``'s (the first
+        capture of a digest stays the original; problems are listed in that order).
+        Spark's stats job reads each file with its own collector and merges them in
+        input order."""
+        s, o = self.stats, other.stats
+        s.files += o.files
+        s.file_bytes += o.file_bytes
+        s.records += o.records
+        s.records_by_type.update(o.records_by_type)
+        s.stored += o.stored
+        _add_bucket(s.total, o.total)
+        s.hosts.update(o.hosts)
+        for mine, theirs in ((s.mime, o.mime), (s.year, o.year), (s.harvest, o.harvest)):
+            for k, b in theirs.items():
+                _add_bucket(self._bucket(mine, k), b)
+        s.problems.merge(o.problems)
+        self._url_hashes |= other._url_hashes
+        s.urls = len(self._url_hashes)
+        for digest, original in other._originals.items():
+            self._originals.setdefault(digest, original)
+        for key, (count, stored) in other._pending.items():
+            pending = self._pending.setdefault(key, [0, 0])
+            pending[0] += count
+            pending[1] += stored
 
     def finish(self) -> ArchiveStats:
         """Resolve revisits to their originals (size and MIME type) and return the

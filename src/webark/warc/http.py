@@ -185,3 +185,94 @@ def parse_http_head(block: bytes, expect_request: bool | None = None) -> HttpHea
         method=method, target=target, headers=tuple(headers), head_length=head_length,
         forgiven=tuple(forgiven),
     )
+
+
+def warcio_head_end(data: bytes) -> int:
+    """Index after the blank line that ends an HTTP head as warcio reads it, or -1.
+
+    warcio (and so pywb and cdxj-indexer, whose CDX lines :mod:`webark.cdx` reproduces)
+    reads head lines up to the first empty line, with CRLF or LF-only line ends: the
+    earliest LF LF or LF CRLF before the first CRLF CRLF wins. Unlike
+    :func:`find_head_end` (the lenient reader of replay and checks), LF CR CR LF does not
+    end a head, and an LF CRLF that overlaps the first CRLF CRLF does not count."""
+    i = data.find(b"\r\n\r\n")
+    lim = len(data) if i < 0 else i
+    j = data.find(b"\n\n", 0, lim)
+    k = data.find(b"\n\r\n", 0, lim)
+    if j >= 0 and (k < 0 or j < k):
+        return j + 2
+    if k >= 0:
+        return k + 3
+    return -1 if i < 0 else i + 4
+
+
+class RawHttpHead:
+    """The HTTP head at the start of a record block, kept as bytes and read only as far as
+    needed (the CDX indexer's view: one header looked up per line, no full parse).
+
+    Args:
+        raw: start line and header lines, without the blank line (bytes).
+        end: index of the first payload byte in the block.
+
+    Attributes:
+        raw, end: as given.
+        first: the start line, trailing whitespace removed (bytes).
+        empty: True when warcio sees no head at all (an empty start line without
+            header lines; its lines are still consumed before the payload).
+
+    Values are decoded as UTF-8, else ISO-8859-1, as warcio does; :class:`HttpHead` is
+    the full, lenient parse (RFC 9112 with what real archives break).
+    """
+
+    __slots__ = ("_low", "empty", "end", "first", "raw")
+
+    def __init__(self, raw: bytes, end: int):
+        self.raw = raw
+        self.end = end
+        nl = raw.find(b"\n")
+        first = self.first = (raw if nl < 0 else raw[:nl]).rstrip()
+        self._low: bytes | None = None
+        self.empty = b" " not in first.lstrip() and (nl < 0 or raw.find(b":", nl) < 0)
+
+    @classmethod
+    def of_block(cls, data: bytes, end: int | None = None) -> RawHttpHead:
+        """The head at the start of ``data`` (the whole of ``data`` when no blank line
+        ends it); ``end``: ``warcio_head_end(data)`` when already known."""
+        if end is None:
+            end = warcio_head_end(data)
+        if end < 0:
+            return cls(data.rstrip(b"\r\n"), len(data))
+        return cls(data[:end].rstrip(b"\r\n"), end)
+
+    def get(self, name: bytes) -> str | None:
+        """First value of header ``name`` (lowercase bytes), stripped; None if absent."""
+        low = self._low
+        if low is None:
+            low = self._low = self.raw.lower()
+        i = low.find(b"\n" + name + b":")
+        if i < 0:
+            return None
+        start = i + len(name) + 2
+        j = self.raw.find(b"\n", start)
+        v = (self.raw[start:] if j < 0 else self.raw[start:j]).strip()
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            return v.decode("latin-1")
+
+    def tokens(self) -> tuple[str, str]:
+        """``(first token, rest)`` of the start line as warcio splits it: protocol and
+        status line of a response, method and target of a request."""
+        try:
+            line = self.first.decode("utf-8")
+        except UnicodeDecodeError:
+            line = self.first.decode("latin-1")
+        proto, _, rest = line.partition(" ")
+        return proto, rest.strip()
+
+    def status(self) -> str:
+        """warcio's ``get_statuscode()``: first word after the protocol ('' if none)."""
+        code = self.first.partition(b" ")[2].strip().partition(b" ")[0]
+        if code.isascii():
+            return code.decode("ascii")
+        return self.tokens()[1].split(" ", 1)[0]
