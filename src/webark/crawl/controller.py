@@ -205,14 +205,24 @@ class CrawlController:
         return self._chains
 
     def request_stop(self, reason: str = "stopped by operator") -> None:
-        """Stop taking new URIs; in-flight ones finish, then the crawl closes cleanly."""
+        """Stop taking new URIs; in-flight ones finish, then the crawl closes cleanly.
+        Fetches still under way after ``stop_grace`` seconds are aborted, their URIs
+        left queued for ``--resume`` (:mod:`webark.crawl.stopping`)."""
         if not self._stopping:
             self._stopping = True
             self._stop_reason = reason
+            with contextlib.suppress(RuntimeError):  # no loop: nothing is in flight
+                asyncio.get_running_loop().call_later(self.job.stop_grace, self._abort_fetches)
         self.unpaused.set()  # paused workers wake up and end
         for fut in self._idle_workers:  # idle ones too (a continuous crawl has many)
             if not fut.done():
                 fut.set_result(None)
+
+    def _abort_fetches(self) -> None:
+        n = self.ctx.fetches.abort()
+        if n:
+            log.warning("stop: %d fetch(es) still under way after %g s aborted (their URIs "
+                        "stay queued for --resume)", n, self.job.stop_grace)  # fmt: skip
 
     @property
     def stopping(self) -> bool:

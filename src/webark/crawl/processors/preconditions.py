@@ -84,7 +84,7 @@ class Preconditions:
         if self.resume_log.dns_recorded(host, ctx.fetcher.dns_cache_seconds):
             self._dns_done.add(host)  # recorded by the run before a resume, still valid
             return True
-        answer = await ctx.fetcher.lookup(host, fresh=True)
+        answer = await ctx.fetches.run(ctx.fetcher.lookup(host, fresh=True))
         pre = p.curi.child(answer.uri, "P")
         meta = capture_meta(pre, p.worker)
         if not answer.ok:

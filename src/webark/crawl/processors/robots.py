@@ -100,7 +100,7 @@ class RobotsPrerequisite:
         known = None  # the entry of a robots.txt redirected to, when already fetched
         for hops in range(ROBOTS_REDIRECTS + 1):
             chain.append(pre.uri)
-            ex = await ctx.fetcher.fetch(pre.uri)
+            ex = await ctx.fetches.run(ctx.fetcher.fetch(pre.uri))
             await self._capture(pre, ex, worker)
             target = redirect_target(ex) if hops < ROBOTS_REDIRECTS else None
             if target is None or target in chain:  # a loop: robots.txt unavailable
