@@ -28,9 +28,11 @@ from webark.capture import capture_line
 from webark.crawl.context import CrawlContext, capture_meta
 from webark.crawl.curi import CrawlURI
 from webark.crawl.frontier import Outcome, disposition
+from webark.crawl.politeness import is_backoff_status
 from webark.crawl.processing import UriProcessing
 from webark.crawl.processors.redirects import DroppedRedirects
 from webark.crawl.scope import Decision
+from webark.crawl.waiting import RetryNote
 from webark.crawllog.status import S_BLOCKED_BY_QUOTA
 
 __all__ = ["Candidates", "Disposition", "WarcWriter"]
@@ -143,6 +145,12 @@ class Disposition:
         log_blocked(ctx, result.blocked_uris, p.worker)
         if result.outcome is Outcome.FINISHED:
             ctx.uri_finished(curi, status)
+        else:  # what an idle crawl waits for (webark.crawl.waiting)
+            c = ctx.frontier_config
+            limit = c.max_http_retries if is_backoff_status(status) else c.max_retries
+            ctx.stats.pending_retries.note(
+                RetryNote(curi.uri, status, curi.retries + 1, limit, result.due)
+            )
 
 
 def log_blocked(ctx: CrawlContext, uris: tuple[CrawlURI, ...] | list[CrawlURI],
