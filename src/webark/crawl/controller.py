@@ -25,7 +25,8 @@ The crawl ends when nothing is queued or in flight (unless an extension keeps it
 continuous crawling, :mod:`webark.crawl.rss`), when ``max_uris`` successful fetches
 are done, or on :meth:`CrawlController.request_stop` (SIGINT/SIGTERM in the CLI):
 in-flight URIs finish, the WARCs are closed and the reports written. ``resume=True``
-continues a stopped or killed job (:mod:`webark.crawl.resume`). A full disk stops the
+continues a stopped or killed job (:mod:`webark.crawl.resume`; captures written but not
+logged before a kill are marked, :mod:`webark.crawl.orphans`). A full disk stops the
 crawl cleanly: nothing more is written, the URIs in flight stay queued for
 ``--resume``.
 
@@ -60,6 +61,7 @@ from webark.crawl.extract.pool import ExtractPool, default_processes
 from webark.crawl.frontier import Frontier, FrontierConfig
 from webark.crawl.job import CrawlJob
 from webark.crawl.jobdir import CrawlSetupError, check_seeds, prepare_job_dir
+from webark.crawl.orphans import find_orphans, mark_orphans
 from webark.crawl.pipeline import UriPipeline
 from webark.crawl.processing import UriProcessing
 from webark.crawl.reports import DEFAULT_REPORTS, Report, write_reports
@@ -295,6 +297,9 @@ class CrawlController:
         frontier = self.frontier
         assert frontier is not None
         try:
+            if self.resume:  # captures written but not logged before a kill
+                orphans = find_orphans(self.repaired, self._resume_log, frontier.recovered_uris)
+                await mark_orphans(self.ctx, orphans)
             ticker = asyncio.create_task(self._ticker())
             side = [asyncio.create_task(e.run()) for e in self.extensions]
             for task in side:
