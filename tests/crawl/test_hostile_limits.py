@@ -242,3 +242,30 @@ def test_resolve_only_keeps_names_off_the_system_resolver(tmp_path: Path) -> Non
     assert lines["dns:site.test"].status == 1
     assert lines["dns:localhost"].status == -1
     assert lines[f"http://localhost:{site.port}/leak"].status == -6
+
+
+def test_resolve_only_covers_seeds_added_through_the_control_api(tmp_path: Path) -> None:
+    # the leak of issue 20 item 12: a seed added while the crawl runs was looked up
+    # through the system resolver ("localhost" resolves through /etc/hosts)
+    from webark.crawl.control import CrawlControl
+
+    pages = {"/robots.txt": (200, TEXT, b"User-agent: *\n"), "/": (200, HTML, html("x"))}
+    with TestSite(pages, host="127.0.0.5", delay=0.3) as site:
+        job = _job(tmp_path, [f"http://site.test:{site.port}/"],
+                   resolve={"site.test": "127.0.0.5"}, resolve_only=True)  # fmt: skip
+
+        async def main() -> Any:
+            ctl = CrawlController(job, extract_processes=0)
+            control = CrawlControl(ctl)
+            crawl = asyncio.create_task(ctl.run())
+            while ctl.frontier is None:
+                await asyncio.sleep(0.01)
+            result = await control.add_seeds([f"http://localhost:{site.port}/added"])
+            await crawl
+            return result
+
+        result = asyncio.run(main())
+        paths = site.paths()
+    assert result.added == () and "/added" not in paths
+    ((seed, reason),) = result.rejected
+    assert seed.endswith("/added") and "no resolve entry" in reason
