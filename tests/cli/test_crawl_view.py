@@ -117,11 +117,15 @@ def test_live_view_on_a_terminal(tmp_path: Path) -> None:
     assert f"{processed} ({processed} ok)" in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
 
 
+def _cli_args(seed: str, job_dir: Path, delay: float, interval: float) -> list[str]:
+    return ["--seed", seed, "-o", str(job_dir), "--contact", "a@b.org", "--allow-private",
+            "--min-delay", str(delay), "--max-delay", str(delay),
+            "--progress-interval", str(interval), "--no-control"]  # fmt: skip
+
+
 def test_cli_progress_lines_when_not_a_terminal(tmp_path: Path) -> None:
     with sites.TestSite(sites.small_site(), host="127.0.0.2") as b:
-        args = ["--seed", b.url("/"), "-o", str(tmp_path / "j"), "--contact", "a@b.org",
-                "--allow-private", "--min-delay", "0.1", "--max-delay", "0.1",
-                "--progress-interval", "0.2", "--no-control"]  # fmt: skip
+        args = _cli_args(b.url("/"), tmp_path / "j", 0.1, 0.2)
         r = CliRunner().invoke(crawl, args)
         assert r.exit_code == 0, r.output
         lines = [ln for ln in r.stderr.splitlines() if " done (" in ln]
@@ -132,3 +136,50 @@ def test_cli_progress_lines_when_not_a_terminal(tmp_path: Path) -> None:
         quiet = CliRunner().invoke(crawl, [*args[:3], str(tmp_path / "q"), *args[4:], "--quiet"])
         assert quiet.exit_code == 0, quiet.output
         assert " done (" not in quiet.stderr and "finished: 8 URIs" in quiet.stderr
+
+
+def test_first_progress_line_has_the_rate(tmp_path: Path) -> None:
+    # issue 19: the first line read "0.0 URIs/s" while URIs were being finished (the
+    # rate meter had no earlier snapshot)
+    with sites.TestSite(sites.small_site(), host="127.0.0.2") as b:
+        r = CliRunner().invoke(crawl, _cli_args(b.url("/"), tmp_path / "j", 0.15, 0.5))
+    assert r.exit_code == 0, r.output
+    lines = [ln for ln in r.stderr.splitlines() if " done (" in ln]
+    assert lines, r.stderr
+    first = re.search(r"(\d+) done .* ([\d.]+) URIs/s", lines[0])
+    assert first is not None and int(first.group(1)) > 0
+    assert float(first.group(2)) > 0, lines[0]
+
+
+def test_idle_crawl_says_what_it_waits_for(tmp_path: Path) -> None:
+    # issue 19: a seed that does not resolve waited max_retries × retry_delay with a
+    # progress line saying only "1 queued" (resolve_only: no lookup leaves loopback)
+    job = job_from_mapping({
+        "seeds": ["http://nowhere.test/"], "job_dir": str(tmp_path / "job"),
+        "contact": "archive@example.org", "allow_private": True, "resolve_only": True,
+        "max_retries": 3, "retry_delay": 90,
+    })  # fmt: skip
+
+    async def main() -> StatsSnapshot:
+        ctl = CrawlController(job, extract_processes=0)
+        control = CrawlControl(ctl)
+        task = asyncio.create_task(ctl.run())
+        snap = None
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if ctl.frontier is not None:
+                snap = control.snapshot(top=0)
+                if snap.next_retry is not None:
+                    break
+        ctl.request_stop("test")
+        await task
+        assert snap is not None
+        return snap
+
+    snap = asyncio.run(main())
+    line = progress_line(snap)
+    assert "1 queued" in line
+    m = re.search(r"; waiting for retry 1/3 of http://nowhere\.test/ \(-6: prerequisite "
+                  r"domain lookup failed\) at (\d\d:\d\d:\d\d) UTC, in (1 min [23]\d s)$", line)
+    assert m is not None, line
+    assert _text(render_view(snap)).count("waiting for retry 1/3") == 1

@@ -150,8 +150,10 @@ def test_token_status_reports(sites: Any, tmp_path: Path) -> None:
         assert after.status_code == 409 and "cannot pause" in after.json()["error"]
     except httpx.TransportError:
         pass  # the crawl already ended and the API with it (409 is tested in-process)
-    crawl.finish()
+    _, err = crawl.finish()
     assert not (jd / "control.json").exists()
+    # the token is not printed (console output lands in logs), only where it is
+    assert crawl.info["token"] not in err and f"bearer token in {jd / 'control.json'}" in err
     report = json.loads((jd / "reports" / "crawl-report.json").read_text())
     assert report["stop_reason"] == "stopped by operator (control API)"
 

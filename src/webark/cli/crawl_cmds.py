@@ -8,8 +8,9 @@ CLI options override the job file's keys (:data:`webark.crawl.job.JOB_KEYS`).
 
 While the crawl runs, the control API (:mod:`webark.apps.control.app`) listens on
 127.0.0.1 (``--control-port``, a free port by default) in the same event loop; its URL
-and bearer token are printed and written to ``JOBDIR/control.json`` (mode 0600, removed
-at the end). The terminal shows :mod:`webark.cli.crawl_view` (``--quiet``: nothing).
+is printed, and the URL with its bearer token written to ``JOBDIR/control.json`` (mode
+0600, removed at the end): the token is never printed, so it does not land in console
+logs. The terminal shows :mod:`webark.cli.crawl_view` (``--quiet``: nothing).
 """
 
 from __future__ import annotations
@@ -78,9 +79,9 @@ async def _run(
         if not crawl.done():
             if server is not None:
                 await server.start()
-                console.print(
-                    f"control API: {server.url}  token: {server.token}  "
-                    f"(in {server.info_path})",
+                console.print(  # never the token: console output ends up in logs
+                    f"control API: {server.url}  (bearer token in {server.info_path}, "
+                    "mode 0600)",
                     highlight=False, soft_wrap=True,
                 )  # fmt: skip
             view = CrawlView(
@@ -143,6 +144,12 @@ def _job_keys_epilog() -> str:
 @click.option("--max-delay", type=float, metavar="S", help="Max seconds between fetches/host.")
 @click.option("--delay-factor", type=float, metavar="F", help="Delay = F × fetch time.")
 @click.option("--resolve", multiple=True, metavar="HOST:IP", help="Resolve HOST to IP.")
+@click.option(
+    "--resolve-only",
+    is_flag=True,
+    default=None,
+    help="Resolve only the --resolve hosts (no system resolver: nothing leaves loopback).",
+)
 @click.option("--max-uris", type=int, metavar="N", help="Stop after N successful fetches.")
 @click.option("--max-retries", type=int, metavar="N", help="Retries of network failures (30).")
 @click.option("--retry-delay", type=float, metavar="S", help="Seconds between them (900).")
@@ -183,6 +190,7 @@ def crawl(
     max_delay: float | None,
     delay_factor: float | None,
     resolve: tuple[str, ...],
+    resolve_only: bool | None,
     max_uris: int | None,
     max_retries: int | None,
     retry_delay: float | None,
@@ -199,9 +207,9 @@ def crawl(
     delay-factor × fetch time, clamped to [min-delay, max-delay] and raised to the
     robots.txt Crawl-delay. SIGINT/SIGTERM stop gracefully; --resume continues.
 
-    While it runs, a control API on 127.0.0.1 (bearer token printed and written to
-    JOBDIR/control.json) gives status, live reports, pause/resume/stop, adding seeds
-    and changing delays (endpoints: webark.apps.control.app).
+    While it runs, a control API on 127.0.0.1 (its bearer token in
+    JOBDIR/control.json, mode 0600; never printed) gives status, live reports,
+    pause/resume/stop, adding seeds and changing delays (endpoints: webark.apps.control.app).
 
     A full disk stops the crawl cleanly: every WARC is cut back to its last complete
     record and closed, the URI being written stays queued; free space, then --resume.
@@ -231,6 +239,7 @@ def crawl(
         "max_delay": max_delay,
         "delay_factor": delay_factor,
         "resolve": list(resolve) or None,
+        "resolve_only": resolve_only,
         "max_uris": max_uris,
         "workers": workers,
         "max_retries": max_retries,

@@ -5,7 +5,9 @@ the last few seconds and since the start), URIs done / queued / failed, queues a
 and total, bytes downloaded, WARC bytes on disk, dedup hits, and what each busy worker
 is fetching. Not on a terminal (a log file, CI): one plain progress line every
 ``line_interval`` seconds (Heritrix writes ``progress-statistics.log`` lines the same
-way). ``--quiet`` shows neither.
+way). ``--quiet`` shows neither. When nothing is in flight or ready and a queue waits
+for a retry (a seed that does not resolve, a host that refuses connections), both say
+which URI it waits for, after what failure, and when it wakes (:func:`waiting_note`).
 
 The view only reads snapshots (:meth:`webark.crawl.control.CrawlControl.snapshot` with
 no queue list, one aggregate query of the frontier per refresh), so it costs the crawl
@@ -26,8 +28,11 @@ from rich.table import Table
 from rich.text import Text
 
 from webark.crawl.stats import StatsSnapshot
+from webark.crawllog.status import status_meaning
 
-__all__ = ["CrawlView", "RateMeter", "human_bytes", "progress_line", "render_view"]
+__all__ = [
+    "CrawlView", "RateMeter", "human_bytes", "progress_line", "render_view", "waiting_note",
+]  # fmt: skip
 
 
 def human_bytes(n: float | None) -> str:
@@ -73,16 +78,43 @@ def _queues(snap: StatsSnapshot) -> tuple[int, int]:
     return f.ready_queues + f.snoozed_queues + f.in_flight_queues, f.queues
 
 
+def _duration(seconds: float) -> str:
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def waiting_note(snap: StatsSnapshot) -> str | None:
+    """What an idle crawl waits for — ``"waiting for retry 2/30 of http://x/ (-6:
+    prerequisite domain lookup failed) at 10:27:03 UTC, in 14 min 59 s"`` — or None while
+    anything is in flight or ready (or nothing waits for a retry)."""
+    f, note = snap.frontier, snap.next_retry
+    if f is None or note is None or f.in_flight or f.ready_queues or not f.snoozed_queues:
+        return None
+    at = time.strftime("%H:%M:%S UTC", time.gmtime(note.due))
+    return (
+        f"waiting for retry {note.retry}/{note.max_retries} of {note.uri} "
+        f"({note.status}: {status_meaning(note.status)}) at {at}, "
+        f"in {_duration(note.due - snap.now)}"
+    )
+
+
 def progress_line(snap: StatsSnapshot, uris_per_s: float | None = None) -> str:
-    """One plain progress line (for logs): elapsed, state, counts, rates, sizes."""
+    """One plain progress line (for logs): elapsed, state, counts, rates, sizes, and
+    what an idle crawl waits for (:func:`waiting_note`)."""
     active, total = _queues(snap)
     rate = snap.uris_per_second if uris_per_s is None else uris_per_s
     state = f" {snap.state}" if snap.state else ""
+    waiting = waiting_note(snap)
     return (
         f"[{snap.elapsed:7.0f} s]{state} {snap.processed} done ({snap.succeeded} ok, "
         f"{snap.failed} errors, {snap.robots_excluded} robots), {snap.queued} queued, "
         f"{rate:.1f} URIs/s, queues {active}/{total}, {human_bytes(snap.bytes)} fetched, "
         f"WARC {human_bytes(snap.warc_bytes)}, {snap.duplicates} dup"
+        + (f"; {waiting}" if waiting else "")
     )
 
 
@@ -130,6 +162,9 @@ def render_view(
         table.add_row(str(w.worker), w.stage, f"{max(0.0, snap.now - w.since):.1f}", w.uri)
     more = len(busy) - max_workers
     parts: list[RenderableType] = [head, grid, table] if busy else [head, grid]
+    waiting = waiting_note(snap)
+    if waiting:
+        parts.append(Text(waiting, style="yellow"))
     if more > 0:
         parts.append(Text(f"… {more} more busy workers", style="dim"))
     return Group(*parts)
@@ -180,6 +215,9 @@ class CrawlView:
                         snap = self.source()
                         live.update(render_view(snap, self.meter.add(snap)), refresh=True)
         else:
+            # the rate of the first line counts from here: with no earlier snapshot
+            # it read 0.0 URIs/s while URIs were being finished
+            self.meter.add(self.source())
             next_line = time.monotonic() + self.line_interval
             while True:
                 await asyncio.sleep(max(0.0, next_line - time.monotonic()))

@@ -24,8 +24,10 @@ from webark.crawl.frontier import Frontier, FrontierConfig
 from webark.crawl.job import CrawlJob
 from webark.crawl.scope import DecideRuleSequence
 from webark.crawl.stats import CrawlStats
+from webark.crawl.stopping import InFlightFetches
 from webark.crawllog import CrawlLogLine
 from webark.fetch import FetchLimits, HttpFetcher
+from webark.fetch.dns import OverrideResolver
 from webark.robots import RobotsMode
 from webark.warc.builders import WarcinfoFields
 
@@ -86,16 +88,27 @@ def capture_config(job: CrawlJob, job_name: str) -> CaptureConfig:
     )  # fmt: skip
 
 
+def fetch_limits(job: CrawlJob) -> FetchLimits:
+    """The limits of every fetch of ``job``: its connect, read and total timeouts and
+    the bytes recorded per response (``max_fetch_bytes``, 1 GiB by default: an endless
+    body is kept cut there, ``lenTrunc``)."""
+    return FetchLimits(connect_timeout=job.connect_timeout, read_timeout=job.read_timeout,
+                       total_timeout=job.total_timeout, max_size=job.max_fetch_bytes)  # fmt: skip
+
+
 def http_fetcher(job: CrawlJob) -> HttpFetcher:
     """The HTTP fetcher of ``job`` (User-Agent and ``From`` with the operator's contact,
-    timeouts, size limit, ``resolve`` overrides, the private-address guard)."""
+    :func:`fetch_limits`, ``resolve`` overrides, the private-address guard). With
+    ``resolve_only`` no name goes to the system resolver: a host without a ``resolve``
+    entry does not resolve (a crawl on loopback cannot leak a lookup, e.g. of a seed added
+    through the control API)."""
     headers = [("From", job.contact_email)] if job.contact_email else []
+    resolve = dict(job.resolve)
     return HttpFetcher(
-        job.user_agent,
-        limits=FetchLimits(connect_timeout=job.connect_timeout, read_timeout=job.read_timeout,
-                           max_size=job.max_fetch_bytes),
-        resolve=dict(job.resolve) or None, allow_private=job.allow_private,
-        default_headers=headers,
+        job.user_agent, limits=fetch_limits(job),
+        resolve=None if job.resolve_only else resolve or None,
+        resolver=OverrideResolver(resolve, None) if job.resolve_only else None,
+        allow_private=job.allow_private, default_headers=headers,
     )  # fmt: skip
 
 
@@ -139,6 +152,9 @@ class CrawlContext:
     listeners: list[UriListener] = field(default_factory=list)
     source_scopes: dict[str, DecideRuleSequence] = field(default_factory=dict)
     run_while_empty: bool = False
+    fetches: InFlightFetches = field(default_factory=InFlightFetches)
+    """The fetches under way, which a stop aborts after ``stop_grace``
+    (:mod:`webark.crawl.stopping`)."""
     queued: set[str] = field(default_factory=set)
     """Outlinks this run has already accepted and handed to the frontier (bounded):
     the frontier's seen filter would ignore them, so they skip the scope and the

@@ -25,7 +25,8 @@ The crawl ends when nothing is queued or in flight (unless an extension keeps it
 continuous crawling, :mod:`webark.crawl.rss`), when ``max_uris`` successful fetches
 are done, or on :meth:`CrawlController.request_stop` (SIGINT/SIGTERM in the CLI):
 in-flight URIs finish, the WARCs are closed and the reports written. ``resume=True``
-continues a stopped or killed job (:mod:`webark.crawl.resume`). A full disk stops the
+continues a stopped or killed job (:mod:`webark.crawl.resume`; captures written but not
+logged before a kill are marked, :mod:`webark.crawl.orphans`). A full disk stops the
 crawl cleanly: nothing more is written, the URIs in flight stay queued for
 ``--resume``.
 
@@ -60,6 +61,7 @@ from webark.crawl.extract.pool import ExtractPool, default_processes
 from webark.crawl.frontier import Frontier, FrontierConfig
 from webark.crawl.job import CrawlJob
 from webark.crawl.jobdir import CrawlSetupError, check_seeds, prepare_job_dir
+from webark.crawl.orphans import find_orphans, mark_orphans
 from webark.crawl.page_list import write_page_list
 from webark.crawl.pipeline import UriPipeline
 from webark.crawl.processing import UriProcessing
@@ -206,14 +208,24 @@ class CrawlController:
         return self._chains
 
     def request_stop(self, reason: str = "stopped by operator") -> None:
-        """Stop taking new URIs; in-flight ones finish, then the crawl closes cleanly."""
+        """Stop taking new URIs; in-flight ones finish, then the crawl closes cleanly.
+        Fetches still under way after ``stop_grace`` seconds are aborted, their URIs
+        left queued for ``--resume`` (:mod:`webark.crawl.stopping`)."""
         if not self._stopping:
             self._stopping = True
             self._stop_reason = reason
+            with contextlib.suppress(RuntimeError):  # no loop: nothing is in flight
+                asyncio.get_running_loop().call_later(self.job.stop_grace, self._abort_fetches)
         self.unpaused.set()  # paused workers wake up and end
         for fut in self._idle_workers:  # idle ones too (a continuous crawl has many)
             if not fut.done():
                 fut.set_result(None)
+
+    def _abort_fetches(self) -> None:
+        n = self.ctx.fetches.abort()
+        if n:
+            log.warning("stop: %d fetch(es) still under way after %g s aborted (their URIs "
+                        "stay queued for --resume)", n, self.job.stop_grace)  # fmt: skip
 
     @property
     def stopping(self) -> bool:
@@ -286,6 +298,9 @@ class CrawlController:
         frontier = self.frontier
         assert frontier is not None
         try:
+            if self.resume:  # captures written but not logged before a kill
+                orphans = find_orphans(self.repaired, self._resume_log, frontier.recovered_uris)
+                await mark_orphans(self.ctx, orphans)
             ticker = asyncio.create_task(self._ticker())
             side = [asyncio.create_task(e.run()) for e in self.extensions]
             for task in side:

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from webark import __version__
 from webark.core.errors import KeyedConfigError
+from webark.crawl.extract import MAX_OUTLINKS
 from webark.dedup.policy import DedupPolicy
 from webark.robots import RobotsMode
 
@@ -64,9 +65,17 @@ JOB_KEYS: dict[str, str] = {
     "backoff_base": "seconds of the first back-off after a 429/5xx (120), doubled after",
     "robots": "obey | ignore | obey-but-allow-embeds",
     "resolve": "mapping host → IP address (like curl --resolve)",
+    "resolve_only": "bool, default false: look up no name through the system resolver; a "
+    "host without a resolve entry fails as unresolvable (-6; tests and demos on loopback)",
     "connect_timeout": "seconds (20)",
     "read_timeout": "seconds (20)",
-    "max_fetch_bytes": "bytes recorded per response, 0 = unlimited (lenTrunc beyond)",
+    "total_timeout": "seconds for a whole fetch (1200, Heritrix timeoutSeconds; timeTrunc)",
+    "max_fetch_bytes": "bytes recorded per response (2^30 = 1 GiB), 0 = unlimited; a longer "
+    "response is kept cut (WARC-Truncated: length, crawl.log lenTrunc)",
+    "stop_grace": "seconds a graceful stop lets in-flight fetches run (30); then they are "
+    "aborted and their URIs stay queued for --resume",
+    "max_outlinks": "int >= 1: outlinks kept per document (Heritrix maxOutlinks, 6000); "
+    "the others are counted in crawl.log as dol:N",
     "warc_prefix": "WARC file name prefix (WEBARK)",
     "warc_max_size": "bytes before a WARC file is rotated (10^9)",
     "warc_compression": "gzip (per record, default) | zstd | none",
@@ -87,6 +96,11 @@ JOB_KEYS: dict[str, str] = {
     "rss": "mapping: continuous crawling from RSS/Atom feeds (sites, hops_regex, scope, "
     "poll_interval, database; see webark.crawl.rss.settings.RSS_KEYS); seeds may be empty",
 }
+
+MAX_FETCH_BYTES = 1 << 30
+"""Default ``max_fetch_bytes``: 1 GiB recorded per response. Heritrix's
+``maxLengthBytes`` is unlimited by default, but an endless body (a hostile or broken
+server) would then be spooled until the total timeout: tens of GB at loopback speed."""
 
 CODECS = ("gzip", "zstd", "none")
 """Values of ``warc_compression`` (:class:`~webark.warc.writer.WarcWriter`'s codecs)."""
@@ -131,7 +145,11 @@ class CrawlJob:
     resolve: Mapping[str, str] = field(default_factory=dict)
     connect_timeout: float = 20.0
     read_timeout: float = 20.0
-    max_fetch_bytes: int = 0
+    resolve_only: bool = False
+    total_timeout: float = 1200.0
+    max_fetch_bytes: int = MAX_FETCH_BYTES
+    stop_grace: float = 30.0
+    max_outlinks: int = MAX_OUTLINKS
     warc_prefix: str = "WEBARK"
     warc_max_size: int = 10**9
     warc_compression: str = "gzip"
@@ -392,10 +410,10 @@ def _robots(cfg: Mapping[str, Any]) -> str:
         raise JobConfigError("robots", f"expected one of {modes}, got {robots!r}") from None
 
 
-def _timeout(cfg: Mapping[str, Any], key: str) -> float:
+def _timeout(cfg: Mapping[str, Any], key: str, default: float = 20.0) -> float:
     if cfg.get(key) is not None and not _number(cfg, key, 1.0) > 0:
         raise JobConfigError(key, "must be a positive number of seconds")
-    return float(_number(cfg, key, 20.0))
+    return float(_number(cfg, key, default))
 
 
 def _scope(cfg: Mapping[str, Any], seeds: tuple[str, ...]) -> dict[str, Any]:
@@ -506,6 +524,9 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
         "robots": p.check(_robots, cfg, default=RobotsMode.OBEY.value),
         "connect_timeout": p.check(_timeout, cfg, "connect_timeout", default=20.0),
         "read_timeout": p.check(_timeout, cfg, "read_timeout", default=20.0),
+        "total_timeout": p.check(_timeout, cfg, "total_timeout", 1200.0, default=1200.0),
+        "max_outlinks": p.check(lambda: _positive(cfg, "max_outlinks") or MAX_OUTLINKS,
+                                default=MAX_OUTLINKS),
         "scope": p.check(_scope, cfg, seeds, default={}),
         "dedup_policy": p.check(_dedup_policy, cfg, default={}),
         "warc_prefix": p.check(_prefix, cfg, default="WEBARK"),
@@ -519,14 +540,14 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
     for key in ("max_uris", "max_bytes", "max_uris_per_host", "max_bytes_per_host"):
         values[key] = p.check(_positive, cfg, key)
     flags = (("allow_private", False), ("conditional_requests", True), ("dns_records", True),
-             ("hybrid_compression", False), ("pages", True))
+             ("hybrid_compression", False), ("pages", True), ("resolve_only", False))
     for flag, on in flags:
         values[flag] = p.check(_bool, cfg, flag, on, default=on)
     numbers: tuple[tuple[str, float, bool], ...] = (
         ("delay_factor", 5.0, False), ("crawl_delay_cap", 30.0, False),
         ("max_retries", 30, True), ("retry_delay", 900.0, False),
         ("max_http_retries", 3, True), ("backoff_base", 120.0, False),
-        ("max_fetch_bytes", 0, True),
+        ("max_fetch_bytes", MAX_FETCH_BYTES, True), ("stop_grace", 30.0, False),
     )  # fmt: skip
     for key, start, integer in numbers:
         n = p.check(lambda k=key, d=start, i=integer: _number(cfg, k, d, integer=i),

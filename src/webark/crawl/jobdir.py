@@ -72,6 +72,7 @@ def prepare_job_dir(job: CrawlJob, resume: bool, stats: CrawlStats,
     repaired: list[str] = []
     if resume:
         repaired = repair_open_warcs(job.warcs_dir)
+        resume_log.watch(repaired)  # the files that may hold orphans (webark.crawl.orphans)
         rebuild_stats(job.logs_dir / "crawl.log", stats, resume_log)
     job.save()
     return repaired

@@ -25,6 +25,7 @@ from webark.crawl.chains import CrawlChains
 from webark.crawl.context import CrawlContext
 from webark.crawl.extract.pool import ExtractPool
 from webark.crawl.processing import UriProcessing
+from webark.crawl.stopping import FetchAborted
 from webark.crawllog.status import S_RUNTIME_EXCEPTION
 
 __all__ = ["FinishOrder", "UriPipeline"]
@@ -99,11 +100,15 @@ class UriPipeline:
 
     async def process(self, p: UriProcessing) -> None:
         """The chains for one URI; a released queue's URI completes in a background
-        task. A bug is logged and the URI finished as -5 (:meth:`failed`)."""
+        task. A bug is logged and the URI finished as -5 (:meth:`failed`); a fetch the
+        stop aborted (:mod:`webark.crawl.stopping`) leaves the URI in flight, for
+        ``--resume``."""
         try:
             await self._process(p)
         except asyncio.CancelledError:
             raise
+        except FetchAborted:
+            log.info("stopping: the fetch of %s was aborted; --resume fetches it", p.curi.uri)
         except Exception as e:  # a bug must not stop the crawl: log it as -5
             self.failed(p, e)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from webark.crawllog.status import (
     S_CONNECT_FAILED,
     S_CONNECT_LOST,
+    S_DEFERRED,
     S_DOMAIN_PREREQUISITE_FAILURE,
     S_DOMAIN_UNRESOLVABLE,
     S_TIMEOUT,
@@ -76,7 +77,8 @@ class FrontierConfig:
         retry_delay: how long the queue waits before retrying after a network failure.
         retry_codes: fetch status codes that are retried (Heritrix ``needsRetrying``:
             domain unresolvable, connect failed, connection lost, timeout, domain
-            prerequisite failure).
+            prerequisite failure, and deferred: a robots.txt prerequisite whose fetch
+            failed is tried again with the URI).
         backoff_base, backoff_max: first back-off after a 429/5xx, doubled for each
             further consecutive one, at most ``backoff_max``.
         retry_after_cap: a Retry-After longer than this is cut to it.
@@ -102,7 +104,7 @@ class FrontierConfig:
     retry_delay: float = 900.0
     retry_codes: frozenset[int] = frozenset({
         S_DOMAIN_UNRESOLVABLE, S_CONNECT_FAILED, S_CONNECT_LOST, S_TIMEOUT,
-        S_DOMAIN_PREREQUISITE_FAILURE,
+        S_DOMAIN_PREREQUISITE_FAILURE, S_DEFERRED,
     })  # fmt: skip
     backoff_base: float = 120.0
     backoff_max: float = 3600.0

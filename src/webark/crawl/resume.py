@@ -52,10 +52,33 @@ class ResumeLog:
         self.robots: dict[str, CrawlLogLine] = {}
         """The last line of each robots.txt prerequisite (hop ``P``) and of each of its
         redirects (``PR``, ``PRR`` …), by URI."""
+        self._offsets: dict[str, set[int]] = {}
+
+    def watch(self, warc_paths: list[str]) -> None:
+        """Collect, for the WARC files ``warc_paths`` (those repaired: open at the
+        kill), the offsets the lines noted from now on point at
+        (:meth:`logged_offsets`; :mod:`webark.crawl.orphans`)."""
+        for p in warc_paths:
+            self._offsets.setdefault(os.path.basename(p), set())
+
+    def logged_offsets(self, warc_name: str) -> set[int]:
+        """The ``warcFileOffset`` s of the lines naming the watched file ``warc_name``."""
+        return self._offsets.get(warc_name, set())
+
+    def _note_offset(self, extra_info: str) -> None:
+        for name, offsets in self._offsets.items():
+            if name in extra_info:
+                with contextlib.suppress(ValueError, TypeError, KeyError):
+                    extra = json.loads(extra_info)
+                    if extra["warcFilename"] == name:
+                        offsets.add(int(extra["warcFileOffset"]))
+                return
 
     def note(self, line: CrawlLogLine) -> None:
         """Take one line of the earlier runs into account (in log order)."""
         self.last = line
+        if self._offsets and line.extra_info:
+            self._note_offset(line.extra_info)
         if line.hop_path.endswith("P"):
             if line.status > 0:
                 self.prerequisites[line.uri] = line.timestamp

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from webark.crawl.curi import CrawlURI
 from webark.crawl.frontier import FrontierStats, anchored_clock
+from webark.crawl.waiting import PendingRetries, RetryNote
 from webark.url import InvalidURLError, cdx_key
 
 __all__ = [
@@ -322,6 +323,8 @@ class StatsSnapshot:
     extensions: MappingProxyType[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Read-only snapshots of the crawl's extensions by name (``"rss"``: continuous
     crawling's sites and feeds, :class:`~webark.crawl.rss.report.RssSnapshot`)."""
+    next_retry: RetryNote | None = None
+    """The retry the frontier holds that is due first (:mod:`webark.crawl.waiting`)."""
 
     @property
     def elapsed(self) -> float:
@@ -376,6 +379,8 @@ class CrawlStats:
     not_modified_bytes: int = 0
     board: WorkerBoard = field(default_factory=WorkerBoard)
     _revisit_kinds: dict[str, str] = field(default_factory=dict)
+    pending_retries: PendingRetries = field(default_factory=PendingRetries)
+    """The URIs the frontier will retry, and when (the progress line of an idle crawl)."""
     extension_snapshots: dict[str, Callable[[], Any]] = field(default_factory=dict)
     """Name → a function returning a read-only snapshot of a crawl extension, taken
     into every :meth:`snapshot` (its ``extensions``)."""
@@ -417,6 +422,7 @@ class CrawlStats:
         """Count one final crawl.log line (``size`` in bytes; ``annotations`` as in
         crawl.log: ``duplicate:server-not-modified`` counts a not-modified answer)."""
         not_modified = _NOT_MODIFIED in annotations
+        self.pending_retries.forget(uri)
         kind = self._revisit_kinds.pop(uri, None)
         self.processed += 1
         self.statuses[status] += 1
@@ -509,6 +515,7 @@ class CrawlStats:
             prior_elapsed=self.prior_elapsed,
             crawl_started=self.crawl_started,
             extensions=MappingProxyType({k: f() for k, f in self.extension_snapshots.items()}),
+            next_retry=self.pending_retries.next(),
         )
 
     def to_json(self) -> dict[str, Any]:

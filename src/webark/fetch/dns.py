@@ -224,7 +224,8 @@ class OverrideResolver:
         if addrs is not None:
             return DnsAnswer(name, addrs, self.clock(), self.ttl, source="override")
         if self.fallback is None:
-            return DnsAnswer(name, (), self.clock(), self.ttl, error="no override for this host")
+            error = "no resolve entry for this host"
+            return DnsAnswer(name, (), self.clock(), self.ttl, error=error)
         return await self.fallback.resolve(name)
 
 

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from itertools import islice
+from itertools import chain, islice
 from typing import Protocol, runtime_checkable
 
 from webark.url import InvalidURLError, join_normalized
@@ -40,6 +40,7 @@ __all__ = [
     "MAX_OUTLINKS",
     "Extractor",
     "Link",
+    "Outlinks",
     "charset_of",
     "decode_text",
     "dedupe",
@@ -67,6 +68,15 @@ class Link:
     url: str
     hop: str
     context: str
+
+
+class Outlinks(list[Link]):
+    """The outlinks :func:`extract_links` keeps (a list of :class:`Link`), and how many
+    it dropped beyond its cap: :attr:`dropped`, the count of links found once the cap
+    was reached, repeats included, as Heritrix counts discarded outlinks (crawl.log
+    ``dol:N``)."""
+
+    dropped: int = 0
 
 
 @runtime_checkable
@@ -277,9 +287,10 @@ def extract_links(
     headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
     extractors: Iterable[Extractor] | None = None,
     max_links: int = MAX_OUTLINKS,
-) -> list[Link]:
+) -> Outlinks:
     """All outlinks of one response, deduplicated on ``(url, hop)`` (first context kept),
-    in document order.
+    in document order, the first ``max_links`` of them (:attr:`Outlinks.dropped` counts
+    the others; extractors that yield links lazily keep no more than that in memory).
 
     Args:
         url: the URL the response was fetched from (base for relative references).
@@ -293,7 +304,7 @@ def extract_links(
         extractors: extractors to offer the response to (default
             :func:`default_extractors`); every one whose ``handles`` is true runs.
         max_links: keep at most this many links (after deduplication), as Heritrix's
-            ``maxOutlinks`` (default 6000).
+            ``maxOutlinks`` (default 6000); the job's ``max_outlinks``.
     """
     ctype = _header(headers, "Content-Type")
     if mime is None:
@@ -304,7 +315,8 @@ def extract_links(
         content[:1000]
     ):
         mime = "text/html"
-    found: list[Link] = []
+    redirects: list[Link] = []
+    found: list[Iterable[Link]] = [redirects]
     for name, context in (
         ("Location", "http/location"),
         ("Content-Location", "http/content-location"),
@@ -312,11 +324,15 @@ def extract_links(
         value = _header(headers, name)
         target = resolve(url, value) if value else None
         if target is not None and target != resolve(url, url):
-            found.append(Link(target, "R", context))
+            redirects.append(Link(target, "R", context))
     for ex in default_extractors() if extractors is None else extractors:
         if ex.handles(mime, url):
-            found.extend(ex.extract(url, content, mime, charset))
-    return list(islice(dedupe(found), max_links))
+            found.append(ex.extract(url, content, mime, charset))
+    every = chain.from_iterable(found)  # lazily: extractors run as links are taken
+    out = Outlinks(islice(dedupe(every), max_links))
+    if len(out) == max_links:
+        out.dropped = sum(1 for _ in every)
+    return out
 
 
 def dedupe(links: Iterable[Link]) -> Iterator[Link]:

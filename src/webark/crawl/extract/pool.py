@@ -39,7 +39,7 @@ import sys
 from collections.abc import Iterable
 from concurrent.futures.process import BrokenProcessPool
 
-from webark.crawl.extract import Link, extract_links
+from webark.crawl.extract import MAX_OUTLINKS, Link, Outlinks, extract_links
 
 __all__ = ["ExtractPool", "default_processes"]
 
@@ -78,11 +78,12 @@ def _init_worker() -> None:
 
 
 def _extract(
-    url: str, mime: str | None, content: bytes, headers: list[tuple[str, str]]
-) -> list[tuple[str, str, str]]:
+    url: str, mime: str | None, content: bytes, headers: list[tuple[str, str]], max_links: int
+) -> tuple[list[tuple[str, str, str]], int]:
     """:func:`extract_links` in a worker; links go back as plain tuples (cheaper to
-    pickle than dataclasses)."""
-    return [(lk.url, lk.hop, lk.context) for lk in extract_links(url, mime, content, headers)]
+    pickle than dataclasses), with the count of those dropped beyond ``max_links``."""
+    links = extract_links(url, mime, content, headers, max_links=max_links)
+    return [(lk.url, lk.hop, lk.context) for lk in links], links.dropped
 
 
 class ExtractPool:
@@ -142,9 +143,11 @@ class ExtractPool:
         mime: str | None,
         content: bytes,
         headers: Iterable[tuple[str, str]],
-    ) -> list[Link]:
-        """The outlinks of one response, as :func:`extract_links` returns them; [] when
-        the document stuck or killed the workers (see the module docstring).
+        max_links: int = MAX_OUTLINKS,
+    ) -> Outlinks:
+        """The outlinks of one response, as :func:`extract_links` returns them (at most
+        ``max_links``); none when the document stuck or killed the workers (see the
+        module docstring).
 
         Raises:
             Exception: whatever :func:`extract_links` raises for this document.
@@ -155,9 +158,13 @@ class ExtractPool:
             if pool is None:
                 break
             try:
-                fut = asyncio.wrap_future(pool.submit(_extract, url, mime, content, hdrs))
-                rows = await asyncio.wait_for(fut, self.timeout)
-                return [Link(u, h, c) for u, h, c in rows]
+                fut = asyncio.wrap_future(
+                    pool.submit(_extract, url, mime, content, hdrs, max_links)
+                )
+                rows, dropped = await asyncio.wait_for(fut, self.timeout)
+                out = Outlinks(Link(u, h, c) for u, h, c in rows)
+                out.dropped = dropped
+                return out
             except TimeoutError:
                 log.warning(
                     "link extraction of %s took over %g s: worker killed, no links kept",
@@ -165,14 +172,14 @@ class ExtractPool:
                 )  # fmt: skip
                 if self._pool is pool:
                     self._restart()
-                return []
+                return Outlinks()
             except (BrokenProcessPool, OSError) as e:
                 log.warning("link extraction of %s broke the worker pool (%r)", url, e)
                 if self._pool is pool:
                     self._restart()
                 if attempt == 2:
-                    return []
-        return extract_links(url, mime, content, hdrs)
+                    return Outlinks()
+        return extract_links(url, mime, content, hdrs, max_links=max_links)
 
     def close(self) -> None:
         """Stop the workers (idempotent)."""

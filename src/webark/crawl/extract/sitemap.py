@@ -76,14 +76,17 @@ def _gunzip(content: bytes) -> bytes | None:
     return out
 
 
+_LINE = re.compile(r"[^\r\n]+")
+
+
 def sitemap_links(sitemap_url: str, text: str) -> Iterator[Link]:
     """Links (hop ``M``) of a decoded sitemap document (XML or text)."""
     root = _ROOT.search(text[:65536])
     if root is None:
         if text.lstrip()[:1] == "<":
             return
-        for line in text.splitlines():
-            line = line.strip()
+        for m in _LINE.finditer(text):  # lazily: a cap on links bounds the memory
+            line = m.group().strip()
             if line.startswith(("http://", "https://")):
                 url = resolve(sitemap_url, line)
                 if url is not None:
@@ -141,4 +144,4 @@ class SitemapExtractor:
             if unzipped is None:
                 return []
             content = unzipped
-        return list(sitemap_links(base_url, decode_text(content, charset)))
+        return sitemap_links(base_url, decode_text(content, charset))  # lazily: see max_links

@@ -7,7 +7,9 @@ with no ``await`` between the crawl.log line and :meth:`Frontier.finished`:
   dedup decision, records, write, dedup index update);
 * ``candidates`` — the outlinks through the scope into the frontier, **before** the URI
   is reported finished (crash safety: an earlier state of the frontier can then only
-  refetch, never lose a URI); URIs of a queue blocked by a quota get their -5003 line;
+  refetch, never lose a URI); URIs of a queue blocked by a quota get their -5003 line,
+  redirect targets the scope rejects their -4xxx line
+  (:mod:`~webark.crawl.processors.redirects`);
 * ``disposition`` — the final crawl.log line, written only when the frontier will not
   retry the URI (:func:`~webark.crawl.frontier.disposition`, the one retry rule), then
   :meth:`~webark.crawl.frontier.Frontier.finished`, which sets the queue's politeness
@@ -26,8 +28,11 @@ from webark.capture import capture_line
 from webark.crawl.context import CrawlContext, capture_meta
 from webark.crawl.curi import CrawlURI
 from webark.crawl.frontier import Outcome, disposition
+from webark.crawl.politeness import is_backoff_status
 from webark.crawl.processing import UriProcessing
+from webark.crawl.processors.redirects import DroppedRedirects
 from webark.crawl.scope import Decision
+from webark.crawl.waiting import RetryNote
 from webark.crawllog.status import S_BLOCKED_BY_QUOTA
 
 __all__ = ["Candidates", "Disposition", "WarcWriter"]
@@ -64,6 +69,7 @@ class Candidates:
 
     def __init__(self, ctx: CrawlContext) -> None:
         self.ctx = ctx
+        self.dropped_redirects = DroppedRedirects(ctx)
 
     def should_process(self, p: UriProcessing) -> bool:
         return p.fetched
@@ -79,8 +85,15 @@ class Candidates:
             if lk.url in known:  # already in the frontier: adding it again is a no-op
                 continue
             child = p.curi.child(lk.url, lk.hop)
-            if scope.decide(child) is Decision.ACCEPT:
+            if lk.hop != "R":
+                if scope.decide(child) is Decision.ACCEPT:
+                    children.append(child)
+                continue
+            decision, rule = scope.decide_with_rule(child)
+            if decision is Decision.ACCEPT:
                 children.append(child)
+            else:
+                self.dropped_redirects.log(child, rule, p.worker)
         if not children:
             return
         blocked: list[CrawlURI] = []
@@ -132,6 +145,12 @@ class Disposition:
         log_blocked(ctx, result.blocked_uris, p.worker)
         if result.outcome is Outcome.FINISHED:
             ctx.uri_finished(curi, status)
+        else:  # what an idle crawl waits for (webark.crawl.waiting)
+            c = ctx.frontier_config
+            limit = c.max_http_retries if is_backoff_status(status) else c.max_retries
+            ctx.stats.pending_retries.note(
+                RetryNote(curi.uri, status, curi.retries + 1, limit, result.due)
+            )
 
 
 def log_blocked(ctx: CrawlContext, uris: tuple[CrawlURI, ...] | list[CrawlURI],

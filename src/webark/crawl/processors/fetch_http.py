@@ -38,7 +38,8 @@ class FetchHttp:
     async def process(self, p: UriProcessing) -> None:
         ctx = self.ctx
         assert ctx.fetcher is not None and ctx.backend is not None
-        ex = await ctx.fetcher.fetch(p.curi.uri, headers=ctx.backend.validators(p.curi.uri))
+        validators = ctx.backend.validators(p.curi.uri)
+        ex = await ctx.fetches.run(ctx.fetcher.fetch(p.curi.uri, headers=validators))
         p.exchange = ex
         p.status = ex.status
         scope = ctx.scope

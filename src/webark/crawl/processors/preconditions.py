@@ -13,7 +13,9 @@
    robots.txt excludes is finished with -9998 (``S_ROBOTS_PRECLUDED``); when robots.txt
    could not be fetched (network error, 5xx: RFC 9309 "unreachable") with -61
    (``S_ROBOTS_PREREQUISITE_FAILURE``: RFC 9309 §2.3.1.4 says "disallow all", and
-   Heritrix logs the URI as a failed prerequisite rather than as excluded).
+   Heritrix logs the URI as a failed prerequisite rather than as excluded). A network
+   failure of the robots.txt fetch is first retried with the URI, deferred (-50), as
+   Heritrix retries a prerequisite.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from webark.core.digests import digest_label
 from webark.crawl.context import CrawlContext, capture_meta
 from webark.crawl.frontier import Outcome, disposition
 from webark.crawl.processing import UriProcessing
-from webark.crawl.processors.robots import RobotsPrerequisite
+from webark.crawl.processors.robots import RobotsDeferred, RobotsPrerequisite
 from webark.crawl.resume import ResumeLog
 from webark.crawllog.status import (
+    S_DEFERRED,
     S_DOMAIN_PREREQUISITE_FAILURE,
     S_ROBOTS_PRECLUDED,
     S_ROBOTS_PREREQUISITE_FAILURE,
@@ -63,7 +66,11 @@ class Preconditions:
         if ctx.job.dns_records and not await self._dns(p):
             p.skip_to_disposition(S_DOMAIN_PREREQUISITE_FAILURE)
             return
-        policy = await self.robots.policy_for(curi, p.worker)
+        try:
+            policy = await self.robots.policy_for(curi, p.worker)
+        except RobotsDeferred:  # robots.txt is tried again with the URI
+            p.skip_to_disposition(S_DEFERRED)
+            return
         if policy is None:
             return
         p.crawl_delay = policy.crawl_delay(ctx.job.robots_token)
@@ -84,7 +91,7 @@ class Preconditions:
         if self.resume_log.dns_recorded(host, ctx.fetcher.dns_cache_seconds):
             self._dns_done.add(host)  # recorded by the run before a resume, still valid
             return True
-        answer = await ctx.fetcher.lookup(host, fresh=True)
+        answer = await ctx.fetches.run(ctx.fetcher.lookup(host, fresh=True))
         pre = p.curi.child(answer.uri, "P")
         meta = capture_meta(pre, p.worker)
         if not answer.ok:

@@ -10,6 +10,18 @@ same. A robots.txt that redirects is followed up to five hops, to any host (RFC 
 §2.3.1.2), each hop logged with hop ``R`` (``PR``, ``PRR`` …) and the rules reached
 applied to the first origin (and to any robots.txt on the way).
 
+A robots.txt fetch that fails on the network (connection refused or lost, a timeout:
+the statuses the frontier retries) is tried again like any fetch, as Heritrix retries a
+prerequisite: the URI is deferred (-50, ``S_DEFERRED``: no line, back to its queue for
+``retry_delay``) and fetches robots.txt again when it comes back, up to ``max_retries``
+times. Only then is the failure logged (the robots.txt line with its -2/-3/-4) and the
+origin taken as unreachable (the URI gets -61, and so do the origin's other URIs until
+the entry expires). One network blip on a new host no longer loses the whole host.
+
+The ``Sitemap:`` lines of a robots.txt become outlinks of it (hop ``M``, so ``…PM``),
+through the scope into the frontier, as Heritrix's ``ExtractorRobotsTxt`` does: a
+sitemap named only there is fetched too (and its URLs with it).
+
 Across a ``kill -9``: an entry is saved in ``state/robots.sqlite`` right after its
 crawl.log line; a robots.txt logged but not yet saved is read back from the WARC record
 its line points at (neither fetched nor logged again; fetched and logged when that
@@ -27,11 +39,13 @@ import sqlite3
 from pathlib import Path
 
 from webark.capture import capture_line
+from webark.core.errors import WebarkError
 from webark.crawl.context import CrawlContext, capture_meta
 from webark.crawl.curi import CrawlURI
 from webark.crawl.extract import resolve
-from webark.crawl.frontier import politeness_delay
+from webark.crawl.frontier import Outcome, disposition, politeness_delay
 from webark.crawl.resume import ResumeLog
+from webark.crawl.scope import Decision
 from webark.crawllog import CrawlLogLine
 from webark.fetch import Exchange
 from webark.fetch.body import decoded_body
@@ -39,12 +53,17 @@ from webark.robots import RobotsCache, RobotsEntry, RobotsMode, RobotsPolicy, ro
 from webark.warc.payload import MAX_DECODED_BYTES, decode_bounded
 from webark.warc.reader import ArchiveReader
 
-__all__ = ["ROBOTS_REDIRECTS", "RobotsPrerequisite"]
+__all__ = ["ROBOTS_REDIRECTS", "RobotsDeferred", "RobotsPrerequisite"]
 
 log = logging.getLogger(__name__)
 
 ROBOTS_REDIRECTS = 5
 """Redirects of a robots.txt followed (RFC 9309 §2.3.1.2: at least five)."""
+
+
+class RobotsDeferred(WebarkError):
+    """The robots.txt fetch failed on the network and will be tried again with the URI
+    (module docstring): the URI is deferred (-50)."""
 
 
 def redirect_target(ex: Exchange) -> str | None:
@@ -84,7 +103,13 @@ class RobotsPrerequisite:
     async def policy_for(self, curi: CrawlURI, worker: int) -> RobotsPolicy | None:
         """The robots.txt policy of the URI's origin, fetching it inline (prerequisite,
         hop ``P``) when not known yet, then waiting the politeness delay. None when
-        robots.txt is ignored."""
+        robots.txt is ignored.
+
+        Raises:
+            RobotsDeferred: the fetch failed on the network and the URI has retries
+                left (module docstring).
+            FetchAborted: the crawl is stopping (:mod:`webark.crawl.stopping`).
+        """
         if self.mode is RobotsMode.IGNORE:
             return None
         policy = self.cache.get(curi.uri)
@@ -100,7 +125,11 @@ class RobotsPrerequisite:
         known = None  # the entry of a robots.txt redirected to, when already fetched
         for hops in range(ROBOTS_REDIRECTS + 1):
             chain.append(pre.uri)
-            ex = await ctx.fetcher.fetch(pre.uri)
+            ex = await ctx.fetches.run(ctx.fetcher.fetch(pre.uri))
+            if hops == 0 and not ex.ok and disposition(
+                ex.status, curi.retries, ctx.frontier_config
+            ) is Outcome.RETRY:  # tried again with the URI; logged once final
+                raise RobotsDeferred(f"{rurl}: {ex.error or ex.status}")
             await self._capture(pre, ex, worker)
             target = redirect_target(ex) if hops < ROBOTS_REDIRECTS else None
             if target is None or target in chain:  # a loop: robots.txt unavailable
@@ -122,6 +151,8 @@ class RobotsPrerequisite:
                 self.cache.record(url, status, body)
                 self._persist(url)
         self._persist(rurl)
+        if known is None:  # a robots.txt redirected to, already known: added with it
+            self._add_sitemaps(policy, pre)
         # politeness between the prerequisite and the URI itself, as between two URIs
         delay = politeness_delay(ex.duration_ms / 1000.0, ctx.frontier_config,
                                  policy.crawl_delay(ctx.job.robots_token))  # fmt: skip
@@ -143,6 +174,24 @@ class RobotsPrerequisite:
         meta = capture_meta(pre, worker)
         line = capture_line(pre.uri, ex.status, meta, exchange=ex, result=result)
         ctx.log(line, duplicate=result is not None and result.revisit_kind == "digest")
+
+    def _add_sitemaps(self, policy: RobotsPolicy, robots: CrawlURI) -> None:
+        """The ``Sitemap:`` URLs of ``policy`` (the robots.txt fetched as ``robots``)
+        as outlinks of it, hop ``M``, through the scope into the frontier (a URL already
+        seen is not queued again: a resume or an expired entry adds nothing twice)."""
+        ctx = self.ctx
+        if ctx.frontier is None:
+            return
+        scope = ctx.scope_for(robots)
+        children = []
+        for ref in policy.sitemaps[: ctx.job.max_outlinks]:
+            url = resolve(robots.uri, ref.strip())
+            if url is not None:
+                child = robots.child(url, "M")
+                if scope.decide(child) is Decision.ACCEPT:
+                    children.append(child)
+        if children:
+            ctx.frontier.add_many(children)
 
     # -- state ------------------------------------------------------------------------
     def _persist(self, url: str) -> None:
@@ -176,6 +225,10 @@ class RobotsPrerequisite:
                 and self._from_warc(url, line)
             ):
                 self._persist(url)
+                policy = self.cache.get(url, allow_stale=True)
+                if policy is not None:  # killed before they were queued, maybe
+                    robots = CrawlURI(url, line.hop_path, via=line.via, source=line.source_tag)
+                    self._add_sitemaps(policy, robots)
 
     def _from_warc(self, url: str, line: CrawlLogLine) -> bool:
         """Record the robots.txt that ``line`` (of an earlier run) logged, reading its
