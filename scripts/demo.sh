@@ -5,8 +5,9 @@
 #   3. validate the WARCs, build a collection and its index,
 #   4. start `webark serve` (resolution API + replay) and query the CDX server,
 #   5. stop the live site and check that the crawled docs replay from the archive alone;
-#      print the URL to open. On a terminal it then keeps serving until Ctrl-C;
-#      otherwise (CI, scripts) it stops after the checks.
+#      print the URL to open,
+#   6. pack the job as a WACZ (ReplayWeb.page). On a terminal it then keeps serving
+#      until Ctrl-C; otherwise (CI, scripts) it stops after the checks.
 # The WARC tools demo is scripts/demo-warc-tools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,6 +96,10 @@ for page, link in (("", "library/index.html"), ("library/index.html", "functions
 print(f"\nOpen in a browser:\n  {replay}/{ts}/{site}\n  {replay}/*/{site}*   (every URL of the crawl)"
       f"\n  {replay}/   (search the collection)")
 PY
+
+step "6. the same crawl as a WACZ package (for ReplayWeb.page; pages/pages.jsonl lists its pages)"
+webark wacz create "$OUT/job" -o "$OUT/pydocs.wacz"
+head -c 300 "$OUT/job/pages/pages.jsonl"; echo " …"
 
 step "done: everything is in $OUT/"
 if [ -t 1 ]; then
