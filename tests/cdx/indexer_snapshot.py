@@ -41,7 +41,8 @@ def archives() -> list[Path]:
 
 def snapshot() -> dict[str, str]:
     """``{"option set/format/compat": sha256 hex}`` over every corpus file: the text path's
-    lines, the CdxLine path's formatted lines and the problems, with the file names."""
+    lines, the CdxLine path's formatted lines and the problems, with the file names relative
+    to the corpus (the digests do not depend on where the corpus is)."""
     out: dict[str, str] = {}
     files = archives()
     for name, kw in OPTION_SETS.items():
@@ -60,8 +61,9 @@ def snapshot() -> dict[str, str]:
                         h.update(t.encode("utf-8", "surrogateescape") + b"\n")
                     for line in FileIndex(p, o):
                         h.update(b"L" + write(line).encode("utf-8", "surrogateescape") + b"\n")
-                    for pr in fi.problems:
-                        h.update(str(pr).encode("utf-8", "surrogateescape") + b"\n")
+                    for pr in fi.problems:  # with the path relative to the corpus
+                        text = str(pr).replace(str(CORPUS) + "/", "")
+                        h.update(text.encode("utf-8", "surrogateescape") + b"\n")
                 out[f"{name}/{fmt}/{compat}"] = h.hexdigest()
     return out
 
