@@ -99,6 +99,9 @@ def test_reject_rule_purges_trap_seed_first_kept_on_resume(site: TestSite, tmp_p
     purged_lines = [ln for ln in _lines(jd) if ln.status == -5000]
     assert sorted(ln.uri for ln in purged_lines) == queued_cal  # one -5000 line each
     assert all(ln.hop_path and ln.hop_path.endswith("L") for ln in purged_lines)
+    alerts = (jd / "logs" / "alerts.log").read_text()  # the change and its count
+    rule = repr(r".*/cal\?d=\d+")
+    assert f"reject rule regex {rule} added: {len(queued_cal)} queued URI(s) purged" in alerts
 
     # a seed added while running is fetched next, before what was queued
     assert _queued(jd), "the chain should still be queued"

@@ -79,6 +79,8 @@ JOB_KEYS: dict[str, str] = {
     "total_timeout": "seconds for a whole fetch (1200, Heritrix timeoutSeconds; timeTrunc)",
     "max_fetch_bytes": "bytes recorded per response (2^30 = 1 GiB), 0 = unlimited; a longer "
     "response is kept cut (WARC-Truncated: length, crawl.log lenTrunc)",
+    "progress_interval": "seconds between two lines of logs/progress-statistics.log "
+    "(Heritrix intervalSeconds, 20)",
     "stop_grace": "seconds a graceful stop lets in-flight fetches run (30); then they are "
     "aborted and their URIs stay queued for --resume",
     "max_outlinks": "int >= 1: outlinks kept per document (Heritrix maxOutlinks, 6000); "
@@ -159,6 +161,7 @@ class CrawlJob:
     total_timeout: float = 1200.0
     max_fetch_bytes: int = MAX_FETCH_BYTES
     stop_grace: float = 30.0
+    progress_interval: float = 20.0
     max_outlinks: int = MAX_OUTLINKS
     warc_prefix: str = "WEBARK"
     warc_max_size: int = 10**9
@@ -609,6 +612,7 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
         ("max_retries", 30, True), ("retry_delay", 900.0, False),
         ("max_http_retries", 3, True), ("backoff_base", 120.0, False),
         ("max_fetch_bytes", MAX_FETCH_BYTES, True), ("stop_grace", 30.0, False),
+        ("progress_interval", 20.0, False),
     )  # fmt: skip
     for key, start, integer in numbers:
         n = p.check(lambda k=key, d=start, i=integer: _number(cfg, k, d, integer=i),

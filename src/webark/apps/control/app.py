@@ -422,6 +422,7 @@ class ControlServer:
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
+        self._wrote_info = False
 
     @property
     def url(self) -> str:
@@ -477,6 +478,7 @@ class ControlServer:
             await asyncio.sleep(0.01)
         if self.info_path is not None:
             self._write_info(self.info_path)
+            self._wrote_info = True
 
     def _write_info(self, path: Path) -> None:
         data = {"url": self.url, "port": self.port, "token": self.token, "pid": os.getpid()}
@@ -488,7 +490,8 @@ class ControlServer:
             os.close(fd)
 
     async def stop(self) -> None:
-        """Stop serving (open connections are closed) and remove ``info_path``."""
+        """Stop serving (open connections are closed) and remove ``info_path`` if this
+        server wrote it (a crawl refused before it started leaves the running one's)."""
         if self._server is not None:
             self._server.request_exit()
         if self._task is not None:
@@ -497,6 +500,7 @@ class ControlServer:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-        if self.info_path is not None:
+        if self.info_path is not None and self._wrote_info:  # never another crawl's file
             with contextlib.suppress(FileNotFoundError):
                 self.info_path.unlink()
+            self._wrote_info = False
