@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from webark import __version__
+from webark.apps.proxy.ca import CertAuthority
 from webark.apps.proxy.server import ArchivingProxy, ProxyConfig
 from webark.capture import CaptureConfig, SeriesConfig, WarcCaptureBackend
 from webark.capture.collection_sink import CollectionSink
@@ -33,7 +34,10 @@ from webark.index.collection import Collection
 from webark.warc.builders import WarcinfoFields
 from webark.warc.serialize import Codec
 
-__all__ = ["ProxySettings", "open_backend", "run_proxy"]
+__all__ = ["DEFAULT_CA_FILE", "ProxySettings", "open_backend", "run_proxy"]
+
+DEFAULT_CA_FILE = Path("~/.local/share/webark/proxy-ca.pem")
+"""Where ``webark proxy`` keeps its CA unless told (``~`` expanded when used)."""
 
 USER_AGENT = f"webark-proxy/{__version__}"
 """The User-Agent sent upstream when the client sent none."""
@@ -53,6 +57,8 @@ class ProxySettings:
         max_size: WARC rotation size in bytes.
         server: listening address and limits.
         max_connections_per_host: upstream connections in use at once per host.
+        ca_file: the CA of HTTPS man-in-the-middle (created when missing); None
+            refuses CONNECT.
     """
 
     job_dir: Path | None = None
@@ -64,6 +70,7 @@ class ProxySettings:
     max_size: int = 10**9
     server: ProxyConfig = field(default_factory=ProxyConfig)
     max_connections_per_host: int = 64
+    ca_file: Path | None = None
 
 
 def open_backend(s: ProxySettings) -> tuple[WarcCaptureBackend, CollectionSink | None]:
@@ -106,7 +113,8 @@ async def run_proxy(s: ProxySettings, ready: Callable[[ArchivingProxy], None]) -
     fetcher = HttpFetcher(USER_AGENT, allow_private=s.allow_private,
                           max_connections_per_host=s.max_connections_per_host,
                           limits=s.server.limits)  # fmt: skip
-    proxy = ArchivingProxy(backend, fetcher, s.server)
+    ca = CertAuthority(s.ca_file) if s.ca_file is not None else None
+    proxy = ArchivingProxy(backend, fetcher, s.server, ca)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -20,7 +20,12 @@ alive as the client asks):
    (warcprox does the same); one that fails after the head has been relayed closes the
    client connection (the client sees a short body).
 
-The proxy's own pages are requests with an origin-form target (``GET /status``).
+HTTPS: a ``CONNECT host:port`` is answered 200, the client's TLS is taken with a
+certificate for ``host`` signed by the proxy's CA
+(:class:`~webark.apps.proxy.ca.CertAuthority`, man-in-the-middle as warcprox does), and
+the requests inside are proxied as ``https://host:port/…`` like any other, the upstream
+TLS not verified (archives want expired and self-signed sites too). Their records carry
+``WARC-Protocol`` and ``WARC-Cipher-Suite`` (:mod:`webark.fetch.tls_names`).
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import h11
 
+from webark.apps.proxy.ca import CertAuthority
 from webark.apps.proxy.headers import connection_tokens, message, request_fields
 from webark.apps.proxy.relay import ClientRelay
 from webark.capture import CaptureMeta, CaptureResult, WarcCaptureBackend, capture_line
@@ -41,6 +48,7 @@ from webark.fetch import HttpFetcher
 from webark.fetch.codes import S_BLOCKED_BY_USER, S_TIMEOUT
 from webark.fetch.exchange import Exchange
 from webark.fetch.limits import FetchLimits
+from webark.fetch.tls_names import protocol_fields
 
 __all__ = ["ArchivingProxy", "ClientRequest", "ProxyConfig", "read_request"]
 
@@ -197,15 +205,19 @@ class ArchivingProxy:
         backend: where captures are archived (the proxy does not close it).
         fetcher: the upstream client (the proxy does not close it).
         config: listening address and limits.
+        ca: the certificate authority of HTTPS man-in-the-middle; without one,
+            ``CONNECT`` is refused (501).
 
     Use ``await proxy.start()``, then ``await proxy.aclose()``; or ``async with``.
     """
 
     def __init__(self, backend: WarcCaptureBackend, fetcher: HttpFetcher,
-                 config: ProxyConfig | None = None) -> None:  # fmt: skip
+                 config: ProxyConfig | None = None,
+                 ca: CertAuthority | None = None) -> None:  # fmt: skip
         self.backend = backend
         self.fetcher = fetcher
         self.config = config or ProxyConfig()
+        self.ca = ca
         self._server: asyncio.Server | None = None
         self._clients: set[asyncio.Task[None]] = set()
         self._archiving: set[asyncio.Task[object]] = set()
@@ -295,6 +307,9 @@ class ArchivingProxy:
     async def _request(self, req: ClientRequest, reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter, origin: str | None) -> bool:  # fmt: skip
         """Answer one request; False when the connection must close."""
+        if req.method == "CONNECT" and origin is None:
+            await self._tunnel(req, reader, writer)
+            return False
         url = self._url(req, origin)
         if url is None:
             writer.write(message(400, "Bad Request",
@@ -302,6 +317,38 @@ class ArchivingProxy:
             await writer.drain()
             return not req.wants_close
         return await self._proxy(req, url, writer)
+
+    async def _tunnel(self, req: ClientRequest, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter) -> None:  # fmt: skip
+        """``CONNECT host:port``: answer 200, take the client's TLS with a certificate
+        for ``host`` signed by the proxy's CA, and serve the requests inside as
+        ``https://host:port/…`` (RFC 9110 §9.3.6)."""
+        host, _, port_s = req.target.rpartition(":")
+        host = host.strip("[]")
+        if self.ca is None or not host or not port_s.isdigit():
+            why = "HTTPS needs the proxy's CA" if self.ca is None else "bad CONNECT target"
+            writer.write(message(501 if self.ca is None else 400,
+                                 "Not Implemented" if self.ca is None else "Bad Request",
+                                 f"{why}: {req.target}\n", close=True))  # fmt: skip
+            await writer.drain()
+            return
+        port = int(port_s)
+        ctx = await asyncio.to_thread(self.ca.server_context, host)
+        # no byte of the client's TLS hello may reach the plain stream reader: reading
+        # stops before the 200 goes out, start_tls takes over the socket
+        transport = writer.transport
+        assert isinstance(transport, asyncio.ReadTransport)
+        transport.pause_reading()
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        try:
+            async with asyncio.timeout(self.config.idle_timeout):
+                await writer.start_tls(ctx)
+        except (ssl.SSLError, OSError, TimeoutError) as e:
+            log.info("TLS with the client for %s failed: %s", req.target, e)
+            return
+        shown = f"[{host}]" if ":" in host else host
+        origin = f"https://{shown}" if port == 443 else f"https://{shown}:{port}"
+        await self._serve(reader, writer, origin)
 
     @staticmethod
     def _url(req: ClientRequest, origin: str | None) -> str | None:
@@ -315,9 +362,10 @@ class ArchivingProxy:
         return None
 
     def capture_meta(self, req: ClientRequest, exchange: Exchange) -> CaptureMeta:
-        """The :class:`CaptureMeta` of a proxied capture (no metadata record: a
-        proxy client gives no hop path nor via)."""
-        return CaptureMeta(metadata_record=False)
+        """The :class:`CaptureMeta` of a proxied capture: no metadata record (a proxy
+        client gives no hop path nor via); ``WARC-Protocol`` and
+        ``WARC-Cipher-Suite`` for one made over TLS."""
+        return CaptureMeta(metadata_record=False, extra_fields=protocol_fields(exchange))
 
     async def _proxy(self, req: ClientRequest, url: str, writer: asyncio.StreamWriter) -> bool:
         relay = ClientRelay(writer, req.method, close=req.wants_close,
