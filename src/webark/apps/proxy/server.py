@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import ssl
 from dataclasses import dataclass, field
@@ -41,6 +42,13 @@ import h11
 
 from webark.apps.proxy.ca import CertAuthority
 from webark.apps.proxy.headers import connection_tokens, message, request_fields
+from webark.apps.proxy.meta import (
+    HEADER,
+    WarcproxMeta,
+    WarcproxMetaError,
+    parse_header,
+    response_field,
+)
 from webark.apps.proxy.relay import ClientRelay
 from webark.capture import CaptureMeta, CaptureResult, WarcCaptureBackend, capture_line
 from webark.crawllog import CrawlLogLine
@@ -361,20 +369,65 @@ class ArchivingProxy:
             return req.target
         return None
 
-    def capture_meta(self, req: ClientRequest, exchange: Exchange) -> CaptureMeta:
-        """The :class:`CaptureMeta` of a proxied capture: no metadata record (a proxy
-        client gives no hop path nor via); ``WARC-Protocol`` and
+    def capture_meta(self, wm: WarcproxMeta, exchange: Exchange) -> CaptureMeta:
+        """The :class:`CaptureMeta` of a proxied capture: prefix, source tag, stats
+        buckets, dedup-ok and warcinfo metadata from ``Warcprox-Meta``; no metadata
+        record (a proxy client gives no hop path nor via); ``WARC-Protocol`` and
         ``WARC-Cipher-Suite`` for one made over TLS."""
-        return CaptureMeta(metadata_record=False, extra_fields=protocol_fields(exchange))
+        return CaptureMeta(
+            metadata_record=False, extra_fields=protocol_fields(exchange),
+            warc_prefix=wm.warc_prefix, source_tag=wm.source_tag,
+            stats_buckets=wm.stats_buckets, dedup_ok=wm.dedup_ok, warcinfo=wm.warcinfo,
+        )  # fmt: skip
+
+    def _refusal(self, wm: WarcproxMeta, url: str, close: bool) -> bytes | None:
+        """The 403 / 420 / 430 answer of a request ``Warcprox-Meta`` refuses (blocks,
+        limits, soft limits, in that order, as warcprox), None when it may go on."""
+        rule = wm.blocked_by(url)
+        if rule is not None:
+            return message(403, "Forbidden",
+                           f"blocked by rule found in Warcprox-Meta header: {rule}\n",
+                           [response_field({"blocked-by-rule": rule})], close=close)  # fmt: skip
+        for soft, status, reason, what in ((False, 420, "Reached limit", "reached-limit"),
+                                           (True, 430, "Reached soft limit",
+                                            "reached-soft-limit")):  # fmt: skip
+            hit = wm.reached(self.backend.stats, soft=soft)
+            if hit is not None:
+                key, limit = hit
+                bucket = key.split("/")[0]
+                stats = self.backend.stats.buckets[bucket].to_json()
+                info = {"stats": {bucket: stats}, what: {key: limit}}
+                return message(status, reason, f"{reason.lower()}: {key} = {limit}\n",
+                               [response_field(info)], close=close)  # fmt: skip
+        return None
 
     async def _proxy(self, req: ClientRequest, url: str, writer: asyncio.StreamWriter) -> bool:
-        relay = ClientRelay(writer, req.method, close=req.wants_close,
+        try:
+            wm = parse_header(req.header(HEADER))
+        except WarcproxMetaError as e:
+            writer.write(message(400, "Bad Request", f"{e}\n", close=req.wants_close))
+            await writer.drain()
+            return not req.wants_close
+        refused = self._refusal(wm, url, req.wants_close)
+        if refused is not None:
+            writer.write(refused)
+            await writer.drain()
+            return not req.wants_close
+        extra: list[tuple[str, str]] = []
+        began = None
+        if "capture-metadata" in wm.accept and wm.archive:
+            began = self.fetcher.clock()
+            stamp = self.backend.series.builder.format_date(began)
+            extra.append(response_field({"capture-metadata": {"timestamp": stamp}}))
+        relay = ClientRelay(writer, req.method, close=req.wants_close, extra_fields=extra,
                             stall_timeout=self.config.stall_timeout)  # fmt: skip
         ex = await self.fetcher.fetch(
             url, method=req.method, headers=request_fields(req.headers), body=req.body,
             limits=self.config.limits, relay=relay,
         )  # fmt: skip
-        meta = self.capture_meta(req, ex)
+        if began is not None:  # the capture is dated as the client was told
+            ex = dataclasses.replace(ex, started=began)
+        meta = self.capture_meta(wm, ex)
         if not ex.ok:
             self.failures += 1
             self._log(capture_line(url, ex.status, meta, exchange=ex))
@@ -383,11 +436,12 @@ class ArchivingProxy:
             writer.write(self._failure_message(ex, req.wants_close))
             await writer.drain()
             return not req.wants_close
-        # shielded: a client that goes (or a shutdown) does not cut the capture short
-        task = asyncio.ensure_future(self._archive(url, ex, meta))
-        self._archiving.add(task)
-        task.add_done_callback(self._archiving.discard)
-        await asyncio.shield(task)
+        if wm.archive:
+            # shielded: a client that goes (or a shutdown) does not cut the capture short
+            task = asyncio.ensure_future(self._archive(url, ex, meta))
+            self._archiving.add(task)
+            task.add_done_callback(self._archiving.discard)
+            await asyncio.shield(task)
         return not (relay.close_after or relay.gone or ex.truncated)
 
     async def _archive(self, url: str, ex: Exchange, meta: CaptureMeta) -> CaptureResult:
