@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Protocol
 
 from webark.capture import (
@@ -64,6 +65,7 @@ def frontier_config(job: CrawlJob) -> FrontierConfig:
         backoff_base=job.backoff_base, backoff_max=max(job.backoff_base, 3600.0),
         max_uris=job.max_uris, max_bytes=job.max_bytes,
         max_uris_per_queue=job.max_uris_per_host, max_bytes_per_queue=job.max_bytes_per_host,
+        queue_overrides=MappingProxyType({k: dict(v) for k, v in job.hosts.items()}),
     )  # fmt: skip
 
 

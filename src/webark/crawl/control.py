@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from webark.core.errors import RequestError
-from webark.crawl.curi import CrawlURI
+from webark.crawl.curi import HIGHEST, CrawlURI
 from webark.crawl.frontier import FrontierStats
 from webark.crawl.reports import DEFAULT_REPORTS, Report, report_by_name
 from webark.crawl.scope import ScopeConfigError, build_scope
@@ -266,7 +266,10 @@ class CrawlControl:
     async def add_seeds(self, seeds: Iterable[str], *, force: bool = False) -> AddSeedsResult:
         """Add seeds to the running crawl, scoped like the job's seeds: their SURT
         prefixes join the scope, they are queued with hop path ``""`` and source tag
-        themselves, listed in the seeds report and saved in ``state/job.json`` (so
+        themselves, ahead of what was queued (priority :data:`~webark.crawl.curi.HIGHEST`
+        in their queue, their queue first in the ready line once its politeness delay
+        has passed: Heritrix schedules operator-added seeds as high priority), listed in
+        the seeds report and saved in ``state/job.json`` (so
         ``--resume`` keeps them). A seed whose host resolves to a private, loopback or
         link-local address is refused unless the job allows them.
 
@@ -301,7 +304,9 @@ class CrawlControl:
             ctl.job.save()
             for seed in ok:
                 ctl.stats.add_seed(seed)
-                if frontier.add(CrawlURI(seed, seed=True, source=seed), force=force):
+                curi = CrawlURI(seed, seed=True, source=seed, priority=HIGHEST)
+                if frontier.add(curi, force=force):
+                    frontier.promote(curi.key)
                     added.append(seed)
                 else:
                     seen.append(seed)

@@ -8,9 +8,14 @@ directory::
 
     JOBDIR/warcs/      WARC files (``….warc.gz.open`` while written)
     JOBDIR/logs/crawl.log   Heritrix 3 crawl.log, one final line per URI
+    JOBDIR/logs/progress-statistics.log   Heritrix's progress log
+                       (:mod:`webark.crawl.progress_log`)
+    JOBDIR/logs/alerts.log, runtime-errors.log   warnings, processor failures
+                       (:mod:`webark.crawl.error_logs`)
     JOBDIR/reports/    reports written at the end (text + JSON)
     JOBDIR/state/      frontier.sqlite, robots.sqlite, job.json, sessions.json,
                        dedup.sqlite (dedup on)
+    JOBDIR/crawl.lock  flock held while a process crawls the job (PID inside)
 
 Each worker takes a ready URI from the frontier and runs the fetch chain
 (``preconditions``, ``fetchHttp``), then the extract chain (``extractors``) and the
@@ -56,15 +61,17 @@ from webark.capture.backend import DedupStore
 from webark.crawl.chains import CrawlChains, build_chains
 from webark.crawl.context import CrawlContext, capture_config, frontier_config, http_fetcher
 from webark.crawl.curi import CrawlURI
+from webark.crawl.error_logs import AlertsLog
 from webark.crawl.extension import CrawlExtension, job_extensions
 from webark.crawl.extract.pool import ExtractPool, default_processes
 from webark.crawl.frontier import Frontier, FrontierConfig
 from webark.crawl.job import CrawlJob
-from webark.crawl.jobdir import CrawlSetupError, check_seeds, prepare_job_dir
+from webark.crawl.jobdir import CrawlSetupError, JobLock, check_seeds, prepare_job_dir
 from webark.crawl.orphans import find_orphans, mark_orphans
 from webark.crawl.page_list import write_page_list
 from webark.crawl.pipeline import UriPipeline
 from webark.crawl.processing import UriProcessing
+from webark.crawl.progress_log import ProgressStatisticsLog
 from webark.crawl.reports import DEFAULT_REPORTS, Report, write_reports
 from webark.crawl.resume import (
     ResumeLog,
@@ -154,6 +161,9 @@ class CrawlController:
                                   clock=self.ctx.stats.now)
         self._stopping = False
         self._stop_reason = "finished"
+        self._prior_warc_bytes = 0
+        self._progress = ProgressStatisticsLog(job.logs_dir / "progress-statistics.log",
+                                               job.progress_interval, self.ctx.stats.now)
 
     # -- what the control API and the CLI see ------------------------------------------
     @property
@@ -233,8 +243,10 @@ class CrawlController:
         return self._stopping
 
     def warc_bytes(self) -> int:
-        """Bytes of the crawl's WARC files on disk (closed files and the open ones)."""
-        return self.ctx.backend.warc_bytes() if self.ctx.backend is not None else 0
+        """Bytes of the crawl's WARC files on disk (closed files and the open ones),
+        those of earlier runs (``--resume``) included."""
+        own = self.ctx.backend.warc_bytes() if self.ctx.backend is not None else 0
+        return self._prior_warc_bytes + own
 
     # -- setup and teardown ------------------------------------------------------------
     def _make_fetcher(self) -> None:
@@ -246,6 +258,7 @@ class CrawlController:
         ctx.frontier = Frontier.open(job.state_dir / "frontier.sqlite", ctx.frontier_config,
                                      clock=self.stats.clock)  # fmt: skip
         settle_recovered(ctx.frontier, self._resume_log)
+        self._prior_warc_bytes = _warc_bytes_in(job.warcs_dir)  # earlier runs, repaired
         ctx.backend = WarcCaptureBackend(capture_config(job, self.stats.job_name),
                                          dedup=self._dedup)  # fmt: skip
         extra = [proc for e in self.extensions for proc in e.open(ctx, self._wake_one)]
@@ -280,23 +293,44 @@ class CrawlController:
         """Run the crawl to its end; returns the final snapshot, WARCs and reports.
 
         Raises:
-            CrawlSetupError: the crawl cannot start (the message says why).
+            CrawlSetupError: the crawl cannot start (the message says why), e.g.
+                another process crawls the same job folder (``JOBDIR/crawl.lock``,
+                :class:`~webark.crawl.jobdir.JobLock`).
         """
         # fork the extraction workers first, while this process has no thread of its own
         pool = self._pool = ExtractPool(self.extract_processes)
         self._make_fetcher()
+        lock = JobLock(self.job.job_dir)
         try:  # before anything is written, so a refused job can simply be run again
             await check_seeds(self.job, self.fetcher)
+            lock.acquire()  # one process per job folder, until the reports are written
             self.repaired = prepare_job_dir(self.job, self.resume, self.stats, self._resume_log)
             self._sessions.start(self.stats)
         except BaseException:
+            lock.release()
             pool.close()
             if self._own_fetcher:
                 await self.fetcher.aclose()
             raise
+        try:
+            return await self._crawl(pool)
+        finally:
+            lock.release()
+
+    async def _crawl(self, pool: ExtractPool) -> CrawlSummary:
+        """:meth:`run` once the job folder is ready and locked."""
+        alerts = AlertsLog(self.job.logs_dir / "alerts.log")
+        logging.getLogger("webark").addHandler(alerts)
+        try:
+            return await self._crawl_open(pool)
+        finally:
+            logging.getLogger("webark").removeHandler(alerts)
+
+    async def _crawl_open(self, pool: ExtractPool) -> CrawlSummary:
         self._open(pool)
         frontier = self.frontier
         assert frontier is not None
+        self._progress.start(self._progress_snapshot(), resumed=self.resume)
         try:
             if self.resume:  # captures written but not logged before a kill
                 orphans = find_orphans(self.repaired, self._resume_log, frontier.recovered_uris)
@@ -324,6 +358,7 @@ class CrawlController:
         self._sessions.save(ended=stats.ended)
         stats.stop_reason = self._stop_reason
         snap = stats.snapshot(frontier.stats(top=2000), warc_bytes=self.warc_bytes())
+        self._progress.end(snap, self._stop_reason)
         frontier.close()
         try:
             paths = write_reports(self.job.reports_dir, snap, self.reports)
@@ -356,11 +391,17 @@ class CrawlController:
         while True:
             await asyncio.sleep(self.progress_interval)
             self._sessions.save()  # a killed run counts until here
+            self._progress.tick(self._progress_snapshot, paused=not self.unpaused.is_set())
             if self.on_progress and self.frontier is not None:
                 try:
                     self.on_progress(self.stats.snapshot(self.frontier.stats(top=0)))
                 except Exception:  # the progress line must never stop the crawl
                     log.exception("progress callback failed")
+
+    def _progress_snapshot(self) -> StatsSnapshot:
+        """A snapshot for progress-statistics.log (the largest queue for max-depth)."""
+        assert self.frontier is not None
+        return self.stats.snapshot(self.frontier.stats(top=1))
 
     # -- workers -----------------------------------------------------------------------
     async def _worker(self, n: int) -> None:
@@ -387,6 +428,7 @@ class CrawlController:
             board.begin(n, curi)
             await pipeline.process(UriProcessing(curi, n))
             board.end(n)
+            self._sessions.save_soon()  # the processors' counts, should a kill come
             self._wake_one()  # its queue was finished or released
 
     async def _idle(self, timeout: float) -> None:
@@ -408,6 +450,17 @@ class CrawlController:
             if not fut.done():
                 fut.set_result(None)
                 return
+
+
+def _warc_bytes_in(folder: Path) -> int:
+    """Bytes of the finished WARC files in ``folder`` (``.open`` ones were repaired and
+    renamed before, on resume)."""
+    total = 0
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(folder):
+            if entry.is_file() and entry.name.endswith((".warc.gz", ".warc", ".warc.zst")):
+                total += entry.stat().st_size
+    return total
 
 
 def run_job(

@@ -39,7 +39,14 @@ from webark.crawl.extract import MAX_OUTLINKS
 from webark.dedup.policy import DedupPolicy
 from webark.robots import RobotsMode
 
-__all__ = ["JOB_KEYS", "CrawlJob", "JobConfigError", "job_from_mapping", "load_job_file"]
+__all__ = [
+    "JOB_KEYS",
+    "CrawlJob",
+    "JobConfigError",
+    "check_hosts",
+    "job_from_mapping",
+    "load_job_file",
+]
 
 JOB_KEYS: dict[str, str] = {
     "seeds": "list of seed URLs (http/https)",
@@ -72,6 +79,8 @@ JOB_KEYS: dict[str, str] = {
     "total_timeout": "seconds for a whole fetch (1200, Heritrix timeoutSeconds; timeTrunc)",
     "max_fetch_bytes": "bytes recorded per response (2^30 = 1 GiB), 0 = unlimited; a longer "
     "response is kept cut (WARC-Truncated: length, crawl.log lenTrunc)",
+    "progress_interval": "seconds between two lines of logs/progress-statistics.log "
+    "(Heritrix intervalSeconds, 20)",
     "stop_grace": "seconds a graceful stop lets in-flight fetches run (30); then they are "
     "aborted and their URIs stay queued for --resume",
     "max_outlinks": "int >= 1: outlinks kept per document (Heritrix maxOutlinks, 6000); "
@@ -93,6 +102,9 @@ JOB_KEYS: dict[str, str] = {
     "dedup_policy": "mapping: which captures are deduplicated: statuses, skip_mime_types, "
     "only_mime_types, min_size, empty_payload (see webark.dedup.policy.POLICY_KEYS)",
     "scope": "mapping of scope options (see webark.crawl.scope.SCOPE_KEYS)",
+    "hosts": "mapping queue key (host, or host:port) → {min_delay, max_delay, delay_factor, "
+    "max_uris, max_bytes} for that host only (Heritrix per-host sheet overlays); the "
+    "control API's POST /hosts changes it while the crawl runs",
     "rss": "mapping: continuous crawling from RSS/Atom feeds (sites, hops_regex, scope, "
     "poll_interval, database; see webark.crawl.rss.settings.RSS_KEYS); seeds may be empty",
 }
@@ -149,6 +161,7 @@ class CrawlJob:
     total_timeout: float = 1200.0
     max_fetch_bytes: int = MAX_FETCH_BYTES
     stop_grace: float = 30.0
+    progress_interval: float = 20.0
     max_outlinks: int = MAX_OUTLINKS
     warc_prefix: str = "WEBARK"
     warc_max_size: int = 10**9
@@ -161,6 +174,9 @@ class CrawlJob:
     pages: bool = True
     scope: Mapping[str, Any] = field(default_factory=dict)
     dedup_policy: Mapping[str, Any] = field(default_factory=dict)
+    hosts: Mapping[str, Mapping[str, float | int]] = field(default_factory=dict)
+    """Per-queue politeness and quotas (``hosts:``;
+    :data:`~webark.crawl.politeness.QUEUE_SETTINGS`)."""
     rss: Mapping[str, Any] | None = None
     """The ``rss:`` section (continuous crawling, :mod:`webark.crawl.rss`), or None."""
 
@@ -429,6 +445,54 @@ def _scope(cfg: Mapping[str, Any], seeds: tuple[str, ...]) -> dict[str, Any]:
     return dict(scope)
 
 
+def check_hosts(hosts: Any, min_delay: float = 3.0, max_delay: float = 30.0,
+                delay_factor: float = 5.0) -> dict[str, dict[str, float | int]]:  # fmt: skip
+    """Validate a ``hosts:`` mapping (queue key → settings of
+    :data:`~webark.crawl.politeness.QUEUE_SETTINGS`) against the job's delays; returns
+    it with lowercased keys, ``None`` settings dropped and quotas as integers.
+
+    Raises:
+        JobConfigError: not a mapping, an unknown setting, a value that is not a number
+            >= 0 (quotas: integers >= 1), or delays that do not fit (min > max).
+    """
+    from webark.crawl.politeness import QUEUE_SETTINGS, FrontierConfig
+
+    if hosts is None:
+        return {}
+    if not isinstance(hosts, Mapping):
+        raise JobConfigError("hosts", "expected a mapping host → {min_delay: S, max_uris: N …}")
+    out: dict[str, dict[str, float | int]] = {}
+    for raw_key, settings in hosts.items():
+        key = str(raw_key).strip().lower()
+        where = f"hosts.{key}"
+        if not key or not isinstance(settings, Mapping):
+            raise JobConfigError(where, "expected a host (or host:port) and a mapping of settings")
+        clean: dict[str, float | int] = {}
+        for name, value in settings.items():
+            if name not in QUEUE_SETTINGS:
+                raise JobConfigError(f"{where}.{name}",
+                                     f"unknown setting; known: {', '.join(QUEUE_SETTINGS)}")
+            if value is None:
+                continue
+            quota = name.startswith("max_") and name != "max_delay"
+            try:
+                n = _number(settings, name, 0, integer=quota)
+            except JobConfigError as e:
+                raise JobConfigError(f"{where}.{name}", e.reason) from None
+            if quota and n < 1:
+                raise JobConfigError(f"{where}.{name}", "must be at least 1 (null: no quota)")
+            clean[name] = int(n) if quota else float(n)
+        if clean:
+            out[key] = clean
+    try:
+        FrontierConfig(min_delay=min_delay, max_delay=max_delay, delay_factor=delay_factor,
+                       queue_overrides=out)  # fmt: skip
+    except ValueError as e:
+        raise JobConfigError("hosts", f"{e} (job min_delay {min_delay}, max_delay "
+                             f"{max_delay})") from None  # fmt: skip
+    return out
+
+
 def _dedup_policy(cfg: Mapping[str, Any]) -> dict[str, Any]:
     from webark.dedup.policy import DedupPolicyError
 
@@ -548,11 +612,14 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
         ("max_retries", 30, True), ("retry_delay", 900.0, False),
         ("max_http_retries", 3, True), ("backoff_base", 120.0, False),
         ("max_fetch_bytes", MAX_FETCH_BYTES, True), ("stop_grace", 30.0, False),
+        ("progress_interval", 20.0, False),
     )  # fmt: skip
     for key, start, integer in numbers:
         n = p.check(lambda k=key, d=start, i=integer: _number(cfg, k, d, integer=i),
                     default=start)  # fmt: skip
         values[key] = int(n) if integer else float(n)
+    values["hosts"] = p.check(lambda: check_hosts(cfg.get("hosts"), min_delay, max_delay,
+                                                  values["delay_factor"]), default={})
     dedup_index = p.check(_dedup_index, cfg, base_dir)
     dedup = p.check(_bool, cfg, "dedup", rss is not None, default=False)
     if cfg.get("rss") is not None and cfg.get("dedup") is False:

@@ -7,7 +7,11 @@ folder that holds a crawl; ``job.json`` is the job as run, for ``--resume``).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
+import os
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from webark.core.errors import ConfigError
@@ -16,7 +20,7 @@ from webark.crawl.resume import ResumeLog, rebuild_stats, repair_open_warcs
 from webark.crawl.stats import CrawlStats
 from webark.fetch import HttpFetcher, refusal
 
-__all__ = ["CrawlSetupError", "check_seeds", "prepare_job_dir"]
+__all__ = ["CrawlSetupError", "JobLock", "check_seeds", "prepare_job_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +28,63 @@ log = logging.getLogger(__name__)
 class CrawlSetupError(ConfigError):
     """The crawl cannot start (bad seed address, job directory in use …); the message
     says what to change."""
+
+
+class JobLock:
+    """``JOBDIR/crawl.lock``: one crawl process per job folder (Heritrix keeps its job's
+    ``.lck`` files for the same reason). An exclusive ``flock(2)`` on the file, held
+    while the crawl runs, with the holder's PID written in it. The kernel drops the lock
+    when its process dies (``kill -9`` included), so a lock left by a killed crawl is
+    taken over by the next one (logged with the dead PID), never waited for.
+
+    Args:
+        job_dir: the job folder (created if missing).
+    """
+
+    def __init__(self, job_dir: Path) -> None:
+        self.path = job_dir / "crawl.lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock (idempotent).
+
+        Raises:
+            CrawlSetupError: another process holds it (the message gives its PID).
+            OSError: the folder or the file cannot be created.
+        """
+        if self._fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
+            raise CrawlSetupError(
+                f"{self.path.parent} is being crawled by another process (PID {holder}, "
+                f"{self.path}); stop it (POST /stop, or SIGTERM {holder}) before "
+                "starting or resuming this job"
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        old = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+        if old and old != str(os.getpid()):
+            log.warning("%s: the lock of PID %s, which no longer runs, is taken over",
+                        self.path, old)  # fmt: skip
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Give the lock up (idempotent); the file stays, emptied."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, 0)
+        os.close(self._fd)  # closing the descriptor drops the flock
+        self._fd = None
 
 
 async def check_seeds(job: CrawlJob, fetcher: HttpFetcher) -> None:

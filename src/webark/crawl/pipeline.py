@@ -20,9 +20,10 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from webark.capture import is_disk_full
+from webark.capture import capture_line, is_disk_full
 from webark.crawl.chains import CrawlChains
-from webark.crawl.context import CrawlContext
+from webark.crawl.context import CrawlContext, capture_meta
+from webark.crawl.error_logs import RuntimeErrorsLog
 from webark.crawl.extract.pool import ExtractPool
 from webark.crawl.processing import UriProcessing
 from webark.crawl.stopping import FetchAborted
@@ -97,6 +98,7 @@ class UriPipeline:
         self._slots = asyncio.Semaphore(max(1, 2 * pool.processes))
         self.pending: set[asyncio.Task[None]] = set()
         """Background tasks of released URIs (awaited before the crawl closes)."""
+        self.runtime_errors = RuntimeErrorsLog(ctx.job.logs_dir / "runtime-errors.log")
 
     async def process(self, p: UriProcessing) -> None:
         """The chains for one URI; a released queue's URI completes in a background
@@ -181,8 +183,12 @@ class UriPipeline:
         if p.done:
             return
         failed = UriProcessing(p.curi, p.worker, crawl_delay=p.crawl_delay)
-        failed.skip_to_disposition(S_RUNTIME_EXCEPTION, f"err={type(e).__name__}")
+        note = f"err={type(e).__name__}"
+        failed.skip_to_disposition(S_RUNTIME_EXCEPTION, note)
         self.chains.finisher.finish(failed)
+        line = capture_line(p.curi.uri, S_RUNTIME_EXCEPTION, capture_meta(p.curi, p.worker),
+                            annotations=(note,))  # fmt: skip
+        self.runtime_errors.write(line, e)  # Heritrix runtime-errors.log
 
     async def drain(self) -> None:
         """Wait for the background tasks of released URIs."""

@@ -11,8 +11,9 @@ import email.utils
 import enum
 import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from webark.crawllog.status import (
     S_CONNECT_FAILED,
@@ -24,6 +25,7 @@ from webark.crawllog.status import (
 )
 
 __all__ = [
+    "QUEUE_SETTINGS",
     "Clock",
     "FrontierConfig",
     "Outcome",
@@ -48,6 +50,18 @@ def anchored_clock() -> Clock:
 
 
 
+
+
+QUEUE_SETTINGS: dict[str, str] = {
+    "min_delay": "min_delay",
+    "max_delay": "max_delay",
+    "delay_factor": "delay_factor",
+    "max_uris": "max_uris_per_queue",
+    "max_bytes": "max_bytes_per_queue",
+}
+"""The settings one queue may override (:attr:`FrontierConfig.queue_overrides`): name
+→ the :class:`FrontierConfig` field it replaces for that queue (Heritrix sets them per
+host with an overlay "sheet" on the host's SURT prefix)."""
 
 
 class Outcome(enum.Enum):
@@ -90,6 +104,9 @@ class FrontierConfig:
         synchronous: SQLite ``synchronous`` pragma, ``"NORMAL"`` or ``"FULL"`` (see the
             module docstring).
         cache_mb: SQLite page cache size in MiB (bounds the memory used for the database).
+        queue_overrides: queue key (host or host:port) → settings of :data:`QUEUE_SETTINGS`
+            for that queue only (``max_uris``/``max_bytes`` are its quotas);
+            :meth:`for_queue` applies them.
 
     Raises:
         ValueError: a negative duration or count, ``min_delay > max_delay``, an unknown
@@ -117,6 +134,9 @@ class FrontierConfig:
     max_bytes: int | None = None
     synchronous: str = "NORMAL"
     cache_mb: int = 64
+    queue_overrides: Mapping[str, Mapping[str, float | int]] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False
+    )
 
     def __post_init__(self) -> None:
         numbers = (
@@ -141,12 +161,31 @@ class FrontierConfig:
         quotas = (self.max_uris_per_queue, self.max_bytes_per_queue, self.max_uris, self.max_bytes)
         if any(q is not None and q < 0 for q in quotas):
             raise ValueError("quotas must be >= 0")
+        for key, settings in self.queue_overrides.items():
+            unknown = set(settings) - set(QUEUE_SETTINGS)
+            if unknown:
+                raise ValueError(f"queue {key}: unknown settings {sorted(unknown)}; "
+                                 f"known: {', '.join(QUEUE_SETTINGS)}")  # fmt: skip
+            self.for_queue(key)  # raises for a bad value (min_delay > max_delay …)
+
+    def for_queue(self, key: str) -> FrontierConfig:
+        """The settings of the queue ``key``: these, with its :attr:`queue_overrides`.
+
+        Raises:
+            ValueError: an override makes the settings invalid (as the constructor).
+        """
+        settings = self.queue_overrides.get(key)
+        if not settings:
+            return self
+        changes = {QUEUE_SETTINGS[k]: v for k, v in settings.items()}
+        return replace(self, queue_overrides=MappingProxyType({}), **changes)  # type: ignore[arg-type]
 
     @property
     def horizon(self) -> float:
         """The longest delay this configuration can impose on a queue (seconds)."""
         return max(
             self.max_delay,
+            *(float(o.get("max_delay", 0)) for o in self.queue_overrides.values()),
             self.crawl_delay_cap,
             self.retry_delay,
             self.backoff_max,

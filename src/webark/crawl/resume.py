@@ -20,9 +20,10 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from webark.crawl.frontier import Frontier
-from webark.crawl.stats import CrawlStats
+from webark.crawl.stats import CrawlStats, WorkerBoard
 from webark.crawllog import CrawlLogLine
 from webark.crawllog.parse import iter_crawl_log
 from webark.warc.repair import repair_open_file
@@ -170,8 +171,10 @@ def repair_open_warcs(directory: Path) -> list[str]:
 
 class Sessions:
     """The runs of one job in ``state/sessions.json`` (``[{"started", "last_seen",
-    "ended"}]``, wall-clock seconds), so a resumed crawl reports when it first started
-    and how long it has run in all (a killed run counts until its last progress tick).
+    "ended", "processors"}]``, wall-clock seconds; ``processors``: the run's
+    :meth:`WorkerBoard.totals`), so a resumed crawl reports when it first started, how
+    long it has run in all and what its processors handled in all (a killed run counts
+    until its last progress tick; URIs in flight at a kill are handled again).
 
     Args:
         path: ``state/sessions.json``.
@@ -183,7 +186,10 @@ class Sessions:
                  clock: Callable[[], float] = time.time) -> None:  # fmt: skip
         self.path = path
         self.clock = clock
-        self.runs: list[dict[str, float | None]] = []
+        self.runs: list[dict[str, Any]] = []
+        self._board: WorkerBoard | None = None
+        self._before: dict[str, list[float]] = {}
+        self._saved = 0.0
         if resume:
             with contextlib.suppress(OSError, ValueError):
                 self.runs = [s for s in json.loads(path.read_text()) if isinstance(s, dict)]
@@ -197,18 +203,41 @@ class Sessions:
             if isinstance(start, int | float) and isinstance(end, int | float) and end > start:
                 prior += end - start
         stats.prior_elapsed = prior
+        for s in self.runs:  # what each earlier run's processors handled
+            totals = s.get("processors")
+            if isinstance(totals, dict):
+                stats.board.add_totals(totals)
+        self._board = stats.board
         first = self.runs[0].get("started") if self.runs else None
         stats.crawl_started = first if isinstance(first, int | float) else None
+        self._before = stats.board.totals()
         self.runs.append({"started": stats.started, "last_seen": None, "ended": None})
         self.save()
+
+    def _run_totals(self) -> dict[str, list[float]]:
+        """This run's part of the processors' totals (the board holds earlier runs' too)."""
+        assert self._board is not None
+        out: dict[str, list[float]] = {}
+        for name, now in self._board.totals().items():
+            was = self._before.get(name, [0, 0.0, 0])
+            out[name] = [now[0] - was[0], round(now[1] - was[1], 6), now[2] - was[2]]
+        return out
+
+    def save_soon(self, every: float = 0.1) -> None:
+        """:meth:`save` unless it was saved less than ``every`` seconds ago (called per
+        finished URI: what a ``kill -9`` can lose stays small)."""
+        if self.clock() - self._saved >= every:
+            self.save()
 
     def save(self, ended: float | None = None) -> None:
         """Write the file (atomically; best effort: a full disk must not stop the crawl
         for a statistic)."""
         if not self.runs:
             return
-        current = self.runs[-1]
-        current["last_seen"] = self.clock()
+        current: dict[str, Any] = self.runs[-1]
+        current["last_seen"] = self._saved = self.clock()
+        if self._board is not None:
+            current["processors"] = self._run_totals()
         if ended is not None:
             current["ended"] = ended
         tmp = self.path.with_suffix(".json.part")

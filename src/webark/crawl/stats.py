@@ -250,6 +250,25 @@ class WorkerBoard:
             for n, s in sorted(self._slots.items())
         )
 
+    def totals(self) -> dict[str, list[float]]:
+        """Per-stage ``[handled, seconds, items]`` (plain data, for ``sessions.json``)."""
+        names = set(self._handled) | set(self._seconds) | set(self._items)
+        return {n: [self._handled.get(n, 0), round(self._seconds.get(n, 0.0), 6),
+                    self._items.get(n, 0)] for n in sorted(names)}  # fmt: skip
+
+    def add_totals(self, totals: dict[str, Any]) -> None:
+        """Add the :meth:`totals` of earlier runs of the crawl (``--resume``: the
+        processors report counts the whole crawl). Malformed entries are skipped."""
+        for name, value in totals.items():
+            if not isinstance(value, list) or len(value) != 3:
+                continue
+            handled, seconds, items = value
+            if not all(isinstance(x, int | float) for x in value):
+                continue
+            self._handled[name] = self._handled.get(name, 0) + int(handled)
+            self._seconds[name] = self._seconds.get(name, 0.0) + float(seconds)
+            self._items[name] = self._items.get(name, 0) + int(items)
+
     def processors(self) -> tuple[ProcessorStats, ...]:
         """Per-stage totals, in :data:`STAGES` order then others by name."""
         names = [*STAGES, *sorted(set(self._handled) - set(STAGES))]

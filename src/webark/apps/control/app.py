@@ -24,6 +24,24 @@ written to ``JOBDIR/control.json``, mode 0600); anything else gets 401. Endpoint
     JSON with any of ``min_delay``, ``max_delay`` (seconds), ``delay_factor``; answer:
     the live settings.
 
+Changes while running (:mod:`webark.crawl.live`; saved in ``state/job.json``, kept by
+``--resume``):
+
+``GET /scope``
+    The reject rules by kind: ``{"surt": […], "regex": […], "host": […]}``.
+``POST /scope/reject``, ``DELETE /scope/reject``
+    ``{"kind": "surt" | "regex" | "host", "value": …}``: add a reject rule, which also
+    finishes the queued URIs it rejects (crawl.log ``-5000``; answer ``{"purged": n,
+    "rules": …}``), or remove one.
+``POST /frontier/delete``
+    ``{"uri_regex": R, "queue_regex": Q}`` (Heritrix ``deleteURIs``, whole-string
+    matches; ``queue_regex`` optional): queued URIs finished with ``-6000``; answer
+    ``{"deleted": n}``.
+``GET /hosts``, ``POST /hosts``
+    Per-host settings; ``{"host": "example.org" or "host:port", "min_delay": S,
+    "max_delay": S, "delay_factor": F, "max_uris": N, "max_bytes": N}`` (``null``
+    removes a setting). A reached quota blocks the queue at once (``-5003``).
+
 Continuous crawling (a job with ``rss:``; :mod:`webark.crawl.rss`), seen by the crawl at
 once (the live RSS report is ``GET /reports/rss``):
 
@@ -199,9 +217,58 @@ def create_control_app(control: CrawlControl, token: str) -> Starlette:
         Route("/stop", guarded(stop), methods=["POST"]),
         Route("/seeds", guarded(seeds), methods=["POST"]),
         Route("/delays", guarded(delays), methods=["POST"]),
+        *_live_routes(control, guarded),
         *_rss_routes(control, guarded),
     ]
     return Starlette(routes=routes)
+
+
+def _live_routes(control: CrawlControl, guarded: Callable[[Handler], Handler]) -> list[Route]:
+    """Scope rules, frontier deletes and per-host settings (module docstring;
+    :mod:`webark.crawl.live`)."""
+    from webark.crawl import live
+
+    async def body_of(request: Request, *required: str) -> dict[str, Any]:
+        body = await _json_body(request)
+        if not isinstance(body, dict):
+            raise ControlError("expected a JSON object")
+        missing = [k for k in required if not isinstance(body.get(k), str) or not body[k]]
+        if missing:
+            raise ControlError(f"missing {', '.join(missing)} (strings)")
+        return body
+
+    async def rules(request: Request) -> Response:
+        return JSONResponse(live.reject_rules(control))
+
+    async def reject(request: Request) -> Response:
+        b = await body_of(request, "kind", "value")
+        if request.method == "DELETE":
+            return JSONResponse(live.remove_reject_rule(control, b["kind"], b["value"]))
+        return JSONResponse(live.add_reject_rule(control, b["kind"], b["value"]))
+
+    async def delete(request: Request) -> Response:
+        b = await body_of(request, "uri_regex")
+        queue = b.get("queue_regex")
+        if queue is not None and not isinstance(queue, str):
+            raise ControlError("queue_regex: expected a regex string")
+        return JSONResponse(live.delete_uris(control, b["uri_regex"], queue or None))
+
+    async def hosts(request: Request) -> Response:
+        if request.method == "GET":
+            return JSONResponse(live.host_settings(control))
+        b = await body_of(request, "host")
+        settings = {k: v for k, v in b.items() if k != "host"}
+        for k, v in settings.items():
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+                raise ControlError(f"{k}: expected a number or null, got {v!r}")
+        return JSONResponse(live.set_host(control, b["host"], settings))
+
+    return [
+        Route("/scope", guarded(rules), methods=["GET"]),
+        Route("/scope/reject", guarded(reject), methods=["POST", "DELETE"]),
+        Route("/frontier/delete", guarded(delete), methods=["POST"]),
+        Route("/hosts", guarded(hosts), methods=["GET", "POST"]),
+    ]
 
 
 def _rss_routes(control: CrawlControl, guarded: Callable[[Handler], Handler]) -> list[Route]:
@@ -355,6 +422,7 @@ class ControlServer:
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
+        self._wrote_info = False
 
     @property
     def url(self) -> str:
@@ -410,6 +478,7 @@ class ControlServer:
             await asyncio.sleep(0.01)
         if self.info_path is not None:
             self._write_info(self.info_path)
+            self._wrote_info = True
 
     def _write_info(self, path: Path) -> None:
         data = {"url": self.url, "port": self.port, "token": self.token, "pid": os.getpid()}
@@ -421,7 +490,8 @@ class ControlServer:
             os.close(fd)
 
     async def stop(self) -> None:
-        """Stop serving (open connections are closed) and remove ``info_path``."""
+        """Stop serving (open connections are closed) and remove ``info_path`` if this
+        server wrote it (a crawl refused before it started leaves the running one's)."""
         if self._server is not None:
             self._server.request_exit()
         if self._task is not None:
@@ -430,6 +500,7 @@ class ControlServer:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-        if self.info_path is not None:
+        if self.info_path is not None and self._wrote_info:  # never another crawl's file
             with contextlib.suppress(FileNotFoundError):
                 self.info_path.unlink()
+            self._wrote_info = False

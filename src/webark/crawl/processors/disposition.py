@@ -24,6 +24,8 @@ come from (the job's scope, or its source tag's: continuous crawling).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from webark.capture import capture_line
 from webark.crawl.context import CrawlContext, capture_meta
 from webark.crawl.curi import CrawlURI
@@ -35,7 +37,7 @@ from webark.crawl.scope import Decision
 from webark.crawl.waiting import RetryNote
 from webark.crawllog.status import S_BLOCKED_BY_QUOTA
 
-__all__ = ["Candidates", "Disposition", "WarcWriter"]
+__all__ = ["Candidates", "Disposition", "WarcWriter", "log_blocked", "log_unfetched"]
 
 _MAX_QUEUED_MEMO = 200_000
 #: crawl.log annotation of a URI blocked by a per-host quota (Heritrix QuotaEnforcer keys)
@@ -156,7 +158,15 @@ class Disposition:
 def log_blocked(ctx: CrawlContext, uris: tuple[CrawlURI, ...] | list[CrawlURI],
                 worker: int) -> None:  # fmt: skip
     """The -5003 lines of URIs a per-host quota blocked (Heritrix ``QuotaEnforcer``)."""
+    log_unfetched(ctx, uris, S_BLOCKED_BY_QUOTA, worker, (_QUOTA_ANNOTATION,))
+
+
+def log_unfetched(ctx: CrawlContext, uris: Iterable[CrawlURI], status: int, worker: int,
+                  annotations: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """The final crawl.log line (size 0, no MIME type) of each URI the frontier finished
+    with ``status`` without fetching it (-5003 quota, -5000 out of scope on recheck,
+    -6000 deleted by the operator), counted in the stats and told to the listeners."""
     for c in uris:
-        ctx.log(capture_line(c.uri, S_BLOCKED_BY_QUOTA, capture_meta(c, worker),
-                             annotations=(_QUOTA_ANNOTATION,)), seed=c.seed)  # fmt: skip
-        ctx.uri_finished(c, S_BLOCKED_BY_QUOTA)
+        ctx.log(capture_line(c.uri, status, capture_meta(c, worker),
+                             annotations=annotations), seed=c.seed)  # fmt: skip
+        ctx.uri_finished(c, status)
