@@ -42,6 +42,32 @@ def stop(proc: subprocess.Popen[str]) -> None:
 
 
 @contextmanager
+def webark_child(
+    args: list[str], ready: re.Pattern[str]
+) -> Iterator[tuple[re.Match[str], subprocess.Popen[str]]]:
+    """``webark ARGS`` as a child process: yields (the match of ``ready`` on the first
+    line it prints, the process); stopped at the end.
+
+    Raises:
+        AssertionError: the first line does not match (the child's stderr is in the
+            message).
+    """
+    proc = subprocess.Popen([*WEBARK, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = ready.search(line)
+        if not m:
+            proc.kill()
+            _, err = proc.communicate(timeout=10)
+            raise AssertionError(f"webark {args[0]} did not start: {line!r}\n{err}")
+        yield m, proc
+    finally:
+        stop(proc)
+
+
+@contextmanager
 def webark_serve_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``webark serve ARGS --port 0`` as a child process on 127.0.0.1: yields (its base
     URL ``http://127.0.0.1:PORT/``, the process) once it answers; stopped at the end.
@@ -49,17 +75,6 @@ def webark_serve_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[str
     Raises:
         AssertionError: the server printed no URL (its stderr is in the message).
     """
-    proc = subprocess.Popen([*WEBARK, "serve", *args, "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        m = _SERVE_URL.search(line)
-        if not m:
-            proc.kill()
-            _, err = proc.communicate(timeout=10)
-            raise AssertionError(f"webark serve did not start: {line!r}\n{err}")
+    with webark_child(["serve", *args, "--port", "0"], _SERVE_URL) as (m, proc):
         wait_until_serving(m.group(1))
         yield m.group(1), proc
-    finally:
-        stop(proc)

@@ -463,3 +463,29 @@ def test_new_queue_joins_behind_queues_already_due(tmp_path: Path, clock: FakeCl
         f.add(CrawlURI("http://b.example/1"))  # b.example due now, T0 + 10
         order = [f.next_ready(), f.next_ready()]
         assert [c.uri for c in order if c] == ["http://a.example/2", "http://b.example/1"]
+
+
+def test_requeue_puts_the_uri_back_at_the_head_after_the_delay(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """The URI whose robots.txt was just fetched waits in its queue (issue 19): same URI
+    next, retries unchanged, no finish counted; other queues are not held up."""
+    with _open(tmp_path, clock, min_delay=0, max_delay=0, delay_factor=0) as f:
+        f.add_many([CrawlURI("http://a.test/", seed=True), CrawlURI("http://a.test/x"),
+                    CrawlURI("http://b.test/", seed=True)])  # fmt: skip
+        first = f.next_ready()
+        assert first is not None and first.uri == "http://a.test/"
+        due = f.requeue(first, 2.0, crawl_delay=1.5)
+        assert due == T0 + 2.0 and f.in_flight == 0
+        other = f.next_ready()
+        assert other is not None and other.uri == "http://b.test/"
+        f.finished(other, 200, 0.1)
+        assert f.next_ready() is None and f.next_wake() == T0 + 2.0
+        clock.t = T0 + 2.0
+        again = f.next_ready()
+        assert again is not None and (again.uri, again.retries) == ("http://a.test/", 0)
+        d = f.finished(again, 200, 0.1)
+        assert d.due == T0 + 2.0 + 1.5  # the Crawl-delay given to requeue is kept
+        with pytest.raises(FrontierError):
+            f.requeue(again, 1.0)
+        assert f.stats().succeeded == 2

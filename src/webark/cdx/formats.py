@@ -356,17 +356,34 @@ def _cdxline_from_json(urlkey: str, timestamp: str, data: dict[str, Any], **more
     )
 
 
+def json_object(blob: str, what: str) -> dict[str, Any]:
+    """``blob`` (the JSON block of a CDXJ or ng line) as a dict.
+
+    Raises:
+        ValueError: not JSON, not an object, or nested too deeply for the parser (a
+            ``RecursionError`` of ``json.loads`` is turned into this, so a hostile line
+            is one unreadable line, skipped by the readers, not a crash; issue 20
+            item 6).
+    """
+    try:
+        data = json.loads(blob)
+    except RecursionError:
+        raise ValueError(f"{what} JSON nested too deeply ({len(blob)} characters)") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{what} JSON is not an object: {blob[:200]!r}")
+    return data
+
+
 def parse_cdxj(text: str) -> CdxLine:
     """Parse a CDXJ line (``key timestamp {json}``). Keys other than the seven standard
     ones go to ``extra`` in file order (``method`` is also set as ``line.method``).
 
     Raises:
-        ValueError: not three parts, or the JSON is not an object.
+        ValueError: not three parts, or the JSON is not an object (or nested too
+            deeply, :func:`json_object`).
     """
     urlkey, ts, blob = text.rstrip("\r\n").split(" ", 2)
-    data = json.loads(blob)
-    if not isinstance(data, dict):
-        raise ValueError(f"CDXJ JSON is not an object: {text!r}")
+    data = json_object(blob, "CDXJ")
     return _cdxline_from_json(urlkey, ts, data)
 
 
@@ -381,9 +398,7 @@ def parse_ng(text: str) -> CdxLine:
     if len(parts) != 8:
         raise ValueError(f"expected 8 ng fields, found {len(parts)}: {text!r}")
     key, date, url, digest, rtype, filename, offset, blob = parts
-    data = json.loads(blob)
-    if not isinstance(data, dict):
-        raise ValueError(f"ng JSON is not an object: {text!r}")
+    data = json_object(blob, "ng")
     try:
         ts = to_timestamp14(parse_w3c_date(date))
     except ValueError:

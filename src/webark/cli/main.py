@@ -42,6 +42,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
              "WACZ packages of jobs and collections (ReplayWeb.page), pages.jsonl."),
     "spark": ("webark.cli.spark_cmds", "spark",
               "Spark jobs: sorted CDXJ + ZipNum, Parquet capture table, dedup, stats."),
+    "proxy": ("webark.cli.proxy_cmds", "proxy",
+              "Archiving proxy: record what browsers and clients fetch through it (HTTP/HTTPS)."),
     "serve": ("webark.cli.serve_cmds", "serve",
               "Serve collections: the CDX resolution API and Memento TimeMaps."),
 }

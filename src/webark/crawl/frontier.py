@@ -642,16 +642,7 @@ class Frontier:
         t = self._clock() if now is None else now
         db = self._db
         with self._transaction():
-            q = db.execute(
-                "SELECT q.qid, q.crawl_delay, u.uri FROM queues AS q"
-                " LEFT JOIN uris AS u ON u.id = q.inflight WHERE q.key = ?",
-                (curi.key,),
-            ).fetchone()
-            if q is None or q[2] != curi.uri:
-                raise FrontierError(f"not in flight: {curi.uri}")
-            qid, known_cd, _ = q
-            if crawl_delay is not None:
-                known_cd = crawl_delay
+            qid, _, known_cd, _, _ = self._in_flight_queue(curi, crawl_delay)
             delay = politeness_delay(duration_s, c, known_cd)
             if delay > 0:  # a polite queue waits from the end of processing, as before
                 return False
@@ -722,16 +713,7 @@ class Frontier:
         c = self.config.for_queue(curi.key)
         db = self._db
         with self._transaction():
-            q = db.execute(
-                "SELECT q.qid, q.inflight, q.errors, q.crawl_delay, u.uri, u.retries"
-                " FROM queues AS q LEFT JOIN uris AS u ON u.id = q.inflight WHERE q.key = ?",
-                (curi.key,),
-            ).fetchone()
-            if q is None or q[4] != curi.uri:
-                raise FrontierError(f"not in flight: {curi.uri}")
-            qid, uid, errors, known_cd, _, retries = q
-            if crawl_delay is not None:
-                known_cd = crawl_delay
+            qid, uid, known_cd, errors, retries = self._in_flight_queue(curi, crawl_delay)
             delay = politeness_delay(duration_s, c, known_cd)
             snoozed = False
             retry = disposition(status, retries, c) is Outcome.RETRY
@@ -778,6 +760,51 @@ class Frontier:
             Outcome.RETRY if retry else Outcome.FINISHED, status, delay, due, snoozed,
             len(blocked), blocked,
         )  # fmt: skip
+
+    def _in_flight_queue(self, curi: CrawlURI, crawl_delay: float | None
+                         ) -> tuple[int, int, float | None, int, int]:  # fmt: skip
+        """``(qid, uri row id, Crawl-delay, queue errors, URI retries)`` of the queue
+        ``curi`` is in flight in (the Crawl-delay given, else the one the queue knows),
+        inside a transaction.
+
+        Raises:
+            FrontierError: ``curi`` is not the URI in flight in its queue.
+        """
+        q = self._db.execute(
+            "SELECT q.qid, q.inflight, q.crawl_delay, u.uri, q.errors, u.retries"
+            " FROM queues AS q LEFT JOIN uris AS u ON u.id = q.inflight WHERE q.key = ?",
+            (curi.key,),
+        ).fetchone()
+        if q is None or q[3] != curi.uri:
+            raise FrontierError(f"not in flight: {curi.uri}")
+        return q[0], q[1], q[2] if crawl_delay is None else crawl_delay, q[4], q[5]
+
+    def requeue(self, curi: CrawlURI, delay: float, *, crawl_delay: float | None = None,
+                now: float | None = None) -> float:
+        """Put ``curi`` (in flight, as returned by :meth:`next_ready`) back at the head
+        of its queue without fetching it, its retries unchanged and no status set; the
+        queue is ready again ``delay`` seconds from ``now``. For a URI whose robots.txt
+        prerequisite was just fetched: the politeness delay between the two is waited in
+        the frontier rather than by a worker holding the queue (Heritrix likewise puts a
+        URI behind its prerequisite back into its queue). Returns the due time.
+
+        Raises:
+            FrontierError: ``curi`` is not the URI in flight in its queue.
+        """
+        t = self._clock() if now is None else now
+        db = self._db
+        with self._transaction():
+            qid, uid, known_cd, _, _ = self._in_flight_queue(curi, crawl_delay)
+            due = t + max(0.0, delay)
+            self._seq += 1
+            db.execute(f"UPDATE uris SET state = {_QUEUED:d} WHERE id = ?", (uid,))
+            db.execute(
+                "UPDATE queues SET inflight = NULL, queued = queued + 1, due = ?, seq = ?,"
+                " crawl_delay = ? WHERE qid = ?",
+                (due, self._seq, known_cd, qid),
+            )
+        self._in_flight = max(0, self._in_flight - 1)
+        return due
 
     def settle(self, uri: str, status: int, *, size: int = 0) -> bool:
         """Finish a *queued* URI without fetching it: one that :meth:`open` put back

@@ -118,6 +118,10 @@ class UriPipeline:
         chains, frontier = self.chains, self.ctx.frontier
         assert frontier is not None
         await chains.fetch.run(p)
+        if p.requeue_after is not None:  # its robots.txt was fetched: wait in the queue
+            frontier.requeue(p.curi, p.requeue_after, crawl_delay=p.crawl_delay)
+            p.done = True
+            return
         ex = p.exchange
         if ex is None:  # decided before any fetch: straight to the disposition chain
             await chains.disposition.run(p)

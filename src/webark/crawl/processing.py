@@ -60,6 +60,9 @@ class UriProcessing:
         extra: crawl.log extra-info keys added by processors.
         stage: the processor the URI is in (for the worker board).
         done: True once the disposition chain finished the URI (logged or retried).
+        requeue_after: set by ``preconditions`` when the URI's robots.txt was just
+            fetched: the URI goes back to its queue, due after this many seconds (the
+            politeness delay), with no line and no retry counted.
     """
 
     curi: CrawlURI
@@ -74,6 +77,7 @@ class UriProcessing:
     extra: dict[str, object] = field(default_factory=dict)
     stage: str = STAGES[0]
     done: bool = False
+    requeue_after: float | None = None
     _skip: bool = False
 
     def skip_to_disposition(self, status: int, *annotations: str) -> None:

@@ -67,6 +67,10 @@ class Exchange:
         informational: the raw bytes of interim 1xx responses (e.g. ``103 Early
             Hints``) that preceded the final response; usually empty.
         connection_reused: whether a kept-alive connection was used.
+        tls_version: the TLS version of an https fetch as Python's ``ssl`` names it
+            (``"TLSv1.3"``), None over plain TCP.
+        cipher: the cipher suite of an https fetch, OpenSSL's name
+            (``"TLS_AES_256_GCM_SHA384"``, ``"ECDHE-RSA-AES128-GCM-SHA256"``).
     """
 
     url: str
@@ -87,6 +91,8 @@ class Exchange:
     error: FetchFailure | None = None
     informational: bytes = b""
     connection_reused: bool = False
+    tls_version: str | None = None
+    cipher: str | None = None
 
     @property
     def ok(self) -> bool:

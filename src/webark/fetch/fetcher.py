@@ -61,6 +61,7 @@ from webark.fetch.transport import (
     Connection,
     ConnectionPool,
     PoolKey,
+    Relay,
     StaleConnection,
     open_connection,
 )
@@ -256,6 +257,7 @@ class HttpFetcher:
         headers: Sequence[tuple[str, str]] = (),
         body: bytes = b"",
         limits: FetchLimits | None = None,
+        relay: Relay | None = None,
     ) -> Exchange:
         """Fetch ``url`` once (no redirects followed).
 
@@ -267,6 +269,8 @@ class HttpFetcher:
                 a ``User-Agent`` here replaces the fetcher's for this request.
             body: request body (a Content-Length is added unless given).
             limits: limits of this fetch (default: the fetcher's).
+            relay: passed the response head and body as they arrive (an archiving
+                proxy's client; :class:`~webark.fetch.transport.Relay`).
 
         Returns:
             The exchange: ``ok`` with the response (maybe ``truncated``), or failed
@@ -283,7 +287,7 @@ class HttpFetcher:
         self.fetches += 1
         lim = limits or self.limits
         try:
-            return await self._fetch(url, method, headers, body, lim, started, t0)
+            return await self._fetch(url, method, headers, body, lim, started, t0, relay)
         except Exception as e:  # a bug: keep crawling, log it (Heritrix -5)
             log.exception("unexpected error fetching %s", url)
             failure = FetchFailure(S_RUNTIME_EXCEPTION, type(e).__name__, str(e))
@@ -325,6 +329,7 @@ class HttpFetcher:
         lim: FetchLimits,
         started: datetime,
         t0: float,
+        relay: Relay | None = None,
     ) -> Exchange:
         try:
             t = _Target(url)
@@ -375,7 +380,8 @@ class HttpFetcher:
                     self.connections_opened += 1
                 try:
                     data = conn.request_bytes(request, body)
-                    resp = await conn.roundtrip(data, lim, deadline, self.digest_algorithm)
+                    resp = await conn.roundtrip(data, lim, deadline, self.digest_algorithm,
+                                                relay)  # fmt: skip
                 except StaleConnection as e:
                     conn.close()
                     if retry and attempt == 0:
@@ -386,6 +392,7 @@ class HttpFetcher:
                 except BaseException:
                     conn.close()
                     raise
+                tls = conn.writer.get_extra_info("ssl_object")
                 self._finish(conn, resp.reusable)
             if resp.failure is not None:
                 return self._failed(
@@ -410,6 +417,8 @@ class HttpFetcher:
                 truncated=resp.truncated,
                 informational=resp.informational,
                 connection_reused=reused,
+                tls_version=tls.version() if tls is not None else None,
+                cipher=tls.cipher()[0] if tls is not None and tls.cipher() else None,
             )
         raise AssertionError("unreachable")  # pragma: no cover
 

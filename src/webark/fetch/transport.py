@@ -19,7 +19,7 @@ import ssl
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import h11
 
@@ -119,6 +119,23 @@ class Response:
     reusable: bool = False
 
 
+class Relay(Protocol):
+    """Told about a response while :meth:`Connection.roundtrip` reads it, so that an
+    archiving proxy can pass it on to its client as it arrives (the recording is not
+    changed by it). Interim 1xx responses are not relayed."""
+
+    async def head(self, resp: Response, raw: bytes) -> None:
+        """The final response head is complete: ``raw`` is its bytes as received
+        (status line, fields, blank line); ``resp`` has status, reason, version and
+        the fields parsed."""
+        ...
+
+    async def body(self, data: bytes) -> None:
+        """The next bytes of the body exactly as received (chunk framing included),
+        never past the end of the response."""
+        ...
+
+
 class StaleConnection(Exception):
     """A reused connection was found closed before any response byte arrived: the
     request may be retried on a new connection (RFC 9112 §9.3.1)."""
@@ -195,6 +212,7 @@ class Connection:
         limits: FetchLimits,
         deadline: float,
         digest_algorithm: str,
+        relay: Relay | None = None,
     ) -> Response:
         """Send ``data`` (from :meth:`request_bytes`) and read the response.
 
@@ -203,6 +221,9 @@ class Connection:
             limits: read timeout, max size, spool threshold.
             deadline: event-loop time when the total timeout runs out.
             digest_algorithm: algorithm of the payload digest (e.g. ``"sha1"``).
+            relay: given the final response head and then the body bytes as they
+                arrive (awaited before the next read, so a slow client slows the
+                upstream read rather than filling memory).
 
         Returns:
             The response read, possibly truncated (``truncated``) or failed
@@ -226,6 +247,8 @@ class Connection:
         max_size = limits.max_size
         mends = 0  # heads mended after h11 refused them (webark.fetch.lenient)
         eof = False
+        unsent = bytearray()  # bytes received and not yet relayed (relay only)
+        unsent_at = 0  # offset of unsent[0] in the response bytes
 
         def fail(code: int, kind: str, message: str) -> Response:
             resp.failure = FetchFailure(code, kind, message)
@@ -257,6 +280,10 @@ class Connection:
                         continue
                 return fail(S_CONNECT_LOST, "RemoteProtocolError", f"bad HTTP response: {e}")
             if event is h11.NEED_DATA:
+                if relay is not None and head_seen and unsent:
+                    await relay.body(bytes(unsent))
+                    unsent_at += len(unsent)
+                    unsent.clear()
                 if cut:
                     resp.truncated = "length"
                     break
@@ -309,6 +336,8 @@ class Connection:
                         resp.truncated = "length"
                         break
                 rec.write(chunk)
+                if relay is not None:
+                    unsent += chunk
                 fed += len(chunk)
                 eof = eof or not chunk
                 conn.receive_data(chunk)
@@ -330,6 +359,12 @@ class Connection:
                         (n.decode("iso-8859-1"), v.decode("iso-8859-1"))
                         for n, v in event.headers.raw_items()
                     )
+                if relay is not None:
+                    body_at = start + resp.head_length
+                    raw = rec.prefix(body_at)[start:]
+                    del unsent[: max(0, body_at - unsent_at)]
+                    unsent_at = body_at
+                    await relay.head(resp, raw)
                 continue
             if isinstance(event, h11.Data):
                 hasher.update(event.data)
@@ -338,6 +373,9 @@ class Connection:
             if isinstance(event, h11.EndOfMessage):
                 rest = len(conn.trailing_data[0])
                 end = fed - rest
+                if relay is not None and unsent and end > unsent_at:
+                    await relay.body(bytes(unsent[: end - unsent_at]))
+                    unsent.clear()
                 resp.informational = rec.prefix(start)
                 resp.block = rec.block(start, end)
                 digest = hasher.digest()
@@ -354,6 +392,8 @@ class Connection:
             if isinstance(event, h11.ConnectionClosed):  # pragma: no cover - h11 raises first
                 return fail(S_CONNECT_LOST, "ConnectionClosed", "connection closed early")
         # truncated: keep what was recorded
+        if relay is not None and head_seen and unsent:
+            await relay.body(bytes(unsent))
         if not head_seen:  # only max_size can stop the loop before the head is complete
             return fail(
                 S_CONNECT_LOST,

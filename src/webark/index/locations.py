@@ -40,6 +40,35 @@ class WarcNotFound(StorageError, LookupError):
         super().__init__(f"WARC {filename!r} not found{extra}")
 
 
+class WarcNameRefused(WarcNotFound):
+    """A CDX ``filename`` that is not a plain name inside the WARC locations: absolute,
+    with a ``..`` component, a backslash, a NUL or a drive (``C:``), or empty. Such a
+    line could make one collection serve another's records or any file of the server
+    (issue 20 item 4); it is never looked up. The message names the file only, no
+    server path."""
+
+    def __init__(self, filename: str):
+        super().__init__(filename)
+        self.args = (f"WARC name {filename!r} refused (not a plain name inside the collection)",)
+
+
+def check_warc_name(filename: str) -> None:
+    """Raise :class:`WarcNameRefused` unless ``filename`` (a CDX ``filename`` field) is a
+    relative name that stays below the folder or URL prefix it is joined to:
+    ``x.warc.gz`` and ``sub/x.warc.gz`` pass; ``../x``, ``a/../../x``, ``/abs/x``,
+    ``a\\x``, ``C:x``, names with NUL and the empty name do not (pywb joins the name to
+    its ``archive_paths`` prefix the same way, without this check)."""
+    parts = filename.split("/")
+    if (
+        not filename
+        or filename.startswith("/")
+        or any(c in filename for c in "\\\x00")
+        or (len(filename) > 1 and filename[1] == ":")
+        or ".." in parts
+    ):
+        raise WarcNameRefused(filename)
+
+
 class Locator(Protocol):
     """Something that knows candidate locations of WARCs by file name."""
 
@@ -159,7 +188,12 @@ class LocationResolver:
         self.locators = list(locators)
 
     def candidates(self, filename: str) -> list[str]:
-        """All candidate locations, in order, without duplicates."""
+        """All candidate locations, in order, without duplicates.
+
+        Raises:
+            WarcNameRefused: ``filename`` is not a plain name (:func:`check_warc_name`).
+        """
+        check_warc_name(filename)
         out: list[str] = []
         for loc in self.locators:
             for c in loc.locate(filename):
@@ -172,6 +206,7 @@ class LocationResolver:
 
         Raises:
             WarcNotFound: no candidate, or only local paths that do not exist.
+            WarcNameRefused: ``filename`` is not a plain name (:func:`check_warc_name`).
         """
         tried = []
         for c in self.candidates(filename):

@@ -311,6 +311,13 @@ class WarcRecord:
         return self.block.size
 
     @property
+    def is_truncated(self) -> bool:
+        """True when fewer block bytes were read than the header's ``Content-Length``
+        (WARC 1.1 §5.3; an ARC header's length): the file ends inside the record."""
+        declared = self.headers.content_length
+        return declared is not None and self.block.size < declared
+
+    @property
     def is_arc(self) -> bool:
         return self.version.startswith("ARC")
 

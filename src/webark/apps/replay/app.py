@@ -108,6 +108,7 @@ from webark.apps.replay.select import Blocked, Missing, select_capture
 from webark.apps.replay.sources import ReplayCollections, ReplayContext
 from webark.cdx.line import CdxLine
 from webark.cdx.post import method_url
+from webark.core.text import without_paths
 from webark.index.capture_select import captures, closest, is_replayable, neighbours
 from webark.index.fuzzy import FuzzyMatch
 from webark.index.resolved import ResolvedCapture
@@ -209,8 +210,8 @@ class ReplayServer:
                 resp = await self.dispatch(request)
             except _BACKEND as exc:
                 log.warning("replay %s: index or WARC unavailable: %s", scope["path"], exc)
-                resp = self.pages.error(503, "Archive unavailable",
-                                        f"The index or a WARC cannot be read: {exc}")  # fmt: skip
+                resp = self.pages.error(503, "Archive unavailable", "The index or a WARC "
+                                        f"cannot be read: {without_paths(str(exc))}")  # fmt: skip
             except ValueError as exc:  # a URL or timestamp the index cannot look up
                 log.info("replay %s: bad request: %s", scope["path"], exc)
                 resp = self.pages.error(400, "Bad request", str(exc))
@@ -247,7 +248,8 @@ class ReplayServer:
                                     f"There is no collection named {target.coll!r}.")  # fmt: skip
         except ValueError as exc:  # the collection's access-rules.yaml is unusable
             log.error("collection %r: %s", target.coll, exc)
-            return self.pages.error(500, "Access rules unusable", str(exc), target.coll)
+            return self.pages.error(500, "Access rules unusable", without_paths(str(exc)),
+                                    target.coll)  # fmt: skip
         if target.kind == "collection":
             return await self.collection_page(request, ctx, raw_path)
         if target.kind == "search":
@@ -357,6 +359,22 @@ class ReplayServer:
         return self.pages.html("captures.html", status, coll=ctx.name, url=url, urls=None,
                                cal=cal, last_ts=last_ts)  # fmt: skip
 
+    def missing(self, ctx: ReplayContext, url: str, timestamp: str | None, sel: Missing,
+                reason: str = "", headers: dict[str, str] | None = None) -> Response:  # fmt: skip
+        """No capture to serve: 503 "Capture damaged" when a capture failed to load
+        because of damaged storage (a missing or truncated WARC, unreadable bytes, a
+        file name outside the collection; pywb answers its ``ArchiveLoadFailed`` with
+        503 too), else the 404 "Not in archive" page. Messages name CDX file names,
+        never server paths (issue 20 items 4 and 7)."""
+        why = "; ".join(sel.failures[:3])
+        if sel.damaged:
+            when = f" at {timestamp}" if timestamp else ""
+            message = (f"The archive has captures of {url}{when}, but their stored records "
+                       f"are missing or damaged: {why}")  # fmt: skip
+            return self.pages.error(503, "Capture damaged", message, ctx.name, headers)
+        reason = "; ".join(x for x in (reason, why) if x)
+        return self.not_found(ctx, url, timestamp, sel.tried, reason, headers)
+
     def not_found(self, ctx: ReplayContext, url: str, timestamp: str | None,
                   tried: list[CdxLine], reason: str = "",
                   headers: dict[str, str] | None = None) -> Response:  # fmt: skip
@@ -395,7 +413,7 @@ class ReplayServer:
             if isinstance(sel, Blocked):
                 return self.blocked(ctx, sel)
             if isinstance(sel, Missing):
-                return self.not_found(ctx, target.url, ts, sel.tried)
+                return self.missing(ctx, target.url, ts, sel)
             rc = sel.capture
             ctype = (rc.header("Content-Type") or rc.line.mime or "").lower()
             if "html" not in ctype:
@@ -445,7 +463,7 @@ class ReplayServer:
         if isinstance(sel, Blocked):
             return self.blocked(ctx, sel)
         if isinstance(sel, Missing):
-            return await run_in_threadpool(self.not_found, ctx, target.url, ts, sel.tried, "", vary)
+            return await run_in_threadpool(self.missing, ctx, target.url, ts, sel, "", vary)
         chosen, url = sel.capture.line.timestamp, sel.capture.line.url
         prefix = coll_prefix(str(request.base_url), ctx.name)
         links = MementoLinks(url, prefix, chosen, target.modifier)
@@ -503,10 +521,10 @@ class ReplayServer:
         if isinstance(sel, Blocked):
             return self.blocked(ctx, sel)
         if isinstance(sel, Missing):
-            reason = "; ".join(sel.failures[:3])
+            reason = ""
             if ask.lookup_url is not None:
-                reason = reason or "no capture of a request with this method and body"
-            return self.not_found(ctx, target.url, target.timestamp, sel.tried, reason)
+                reason = "no capture of a request with this method and body"
+            return self.missing(ctx, target.url, target.timestamp, sel, reason)
         rc, fuzzy = sel.capture, sel.fuzzy
         ts = rc.line.timestamp
         if ask.lookup_url is None and (ts != target.timestamp

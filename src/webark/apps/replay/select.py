@@ -6,16 +6,22 @@ none = latest first), excluded captures left out (:mod:`webark.apps.replay.acces
 Each candidate in turn:
 
 * blocked by an access rule → the answer is :class:`Blocked` (451);
-* its record does not load — WARC missing (``WarcNotFound``), no record at the offset
-  (``FormatError``), a revisit without original (``UnresolvedRevisit``) — → logged
-  (file + offset) and the next candidate is tried;
+* its record does not load — WARC missing (``WarcNotFound``), a file name that is not
+  a plain name inside the collection (``WarcNameRefused``), no record at the offset
+  (``FormatError``), a record (or a revisit's original) cut short by a truncated WARC,
+  a revisit without original (``UnresolvedRevisit``) — → logged (file + offset, server
+  paths in the log only) and the next candidate is tried;
 * a self-redirect (a 3xx to the same URL key, ``/a/`` ↔ ``/a`` included;
   ``ResolvedCapture.is_self_redirect``) → the next candidate is tried, since replaying
   it would loop (pywb and OpenWayback skip these too);
 * otherwise it is :class:`Chosen`.
 
 If only self-redirects are left, the nearest of them is served (what the archive has);
-if nothing is left, :class:`Missing` lists the captures that did not load.
+if nothing is left, :class:`Missing` lists the captures that did not load, and says
+whether any of them failed because of damaged storage (``damaged``: the app answers 503
+"Capture damaged", issue 20 item 7) rather than an incomplete archive (a revisit
+without original: 404 "Not in archive"). Its messages name WARCs by their CDX file
+name, never by a server path (issue 20 item 4).
 
 **Fuzzy match**: when the URL has no capture at all, the captures that answer it by the
 rules of :mod:`webark.index.fuzzy` (cache-busters, tracking and version parameters,
@@ -39,7 +45,7 @@ from webark.core.errors import FormatError
 from webark.index.access_rules import AccessDecision
 from webark.index.capture_select import closest
 from webark.index.fuzzy import FuzzyMatch, acceptable, fuzzy_matches
-from webark.index.locations import WarcNotFound
+from webark.index.locations import WarcNameRefused, WarcNotFound
 from webark.index.resolved import ResolvedCapture, UnresolvedRevisit, resolve_capture
 
 log = logging.getLogger(__name__)
@@ -72,6 +78,33 @@ class Missing:
 
     tried: list[CdxLine] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    damaged: bool = False
+
+
+class TruncatedRecord(FormatError):
+    """The record of a capture (or of a revisit's original) ends before its declared
+    ``Content-Length``: its WARC was cut. Serving it would be a short body."""
+
+
+def _public_failure(line: CdxLine, exc: Exception) -> str:
+    """Why ``line`` did not load, for a page: the CDX file name and offset, never a
+    server path (the log has the full message)."""
+    where = f"{line.url} @ {line.timestamp}"
+    if isinstance(exc, WarcNameRefused):
+        return f"{where}: its WARC name is not a plain name inside the collection"
+    if isinstance(exc, WarcNotFound):
+        return f"{where}: WARC {line.filename!r} not found"
+    if isinstance(exc, UnresolvedRevisit):
+        return f"{where}: revisit without an original in the archive"
+    if isinstance(exc, TruncatedRecord):
+        return f"{where}: record at {line.filename}:{line.offset} is cut short"
+    return f"{where}: record at {line.filename}:{line.offset} cannot be read"
+
+
+def _check_complete(rc: ResolvedCapture) -> None:
+    for rec in (rc.record, rc.original):
+        if rec is not None and rec.is_truncated:
+            raise TruncatedRecord("record cut short", rec.path, rec.offset)
 
 
 Selection = Chosen | Blocked | Missing
@@ -109,6 +142,7 @@ def select_capture(
     loops: list[Chosen] = []
     unloadable: list[CdxLine] = []
     failures: list[str] = []
+    damaged = False
     for line, fuzzy in candidates:
         if access.rules:
             decision = access.decide(line.url, line.timestamp)
@@ -116,11 +150,13 @@ def select_capture(
                 return Blocked(line, decision)
         try:
             rc = resolve_capture(line, ctx.loader, ctx.revisits)
+            _check_complete(rc)
         except (WarcNotFound, FormatError, UnresolvedRevisit, OSError) as exc:
             msg = f"{line.url} @ {line.timestamp} ({line.filename}:{line.offset}): {exc}"
             log.warning("collection %r: skipping capture %s", ctx.name, msg)
             unloadable.append(line)
-            failures.append(msg)
+            failures.append(_public_failure(line, exc))
+            damaged = damaged or not isinstance(exc, UnresolvedRevisit)
             continue
         if fuzzy is not None and not acceptable(fuzzy, rc.status, rc.header("Content-Type"),
                                                 expected):  # fmt: skip
@@ -135,4 +171,4 @@ def select_capture(
         return Chosen(rc, fuzzy)
     if loops:
         return loops[0]
-    return Missing(unloadable, failures)
+    return Missing(unloadable, failures, damaged)

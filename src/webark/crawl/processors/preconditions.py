@@ -15,7 +15,9 @@
    (``S_ROBOTS_PREREQUISITE_FAILURE``: RFC 9309 §2.3.1.4 says "disallow all", and
    Heritrix logs the URI as a failed prerequisite rather than as excluded). A network
    failure of the robots.txt fetch is first retried with the URI, deferred (-50), as
-   Heritrix retries a prerequisite.
+   Heritrix retries a prerequisite. When robots.txt was just fetched and allows the
+   URI, the URI goes back to its queue for the politeness delay
+   (:attr:`UriProcessing.requeue_after`, no line) and is fetched when it comes back.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class Preconditions:
             p.skip_to_disposition(S_DOMAIN_PREREQUISITE_FAILURE)
             return
         try:
-            policy = await self.robots.policy_for(curi, p.worker)
+            policy, owed = await self.robots.policy_for(curi, p.worker)
         except RobotsDeferred:  # robots.txt is tried again with the URI
             p.skip_to_disposition(S_DEFERRED)
             return
@@ -79,6 +81,9 @@ class Preconditions:
         elif not policy.allowed(curi.uri, ctx.job.robots_token, curi.last_hop,
                                 mode=self.robots.mode):  # fmt: skip
             p.skip_to_disposition(S_ROBOTS_PRECLUDED)
+        elif owed > 0:  # robots.txt just fetched: the URI waits in its queue, not here
+            p.requeue_after = owed
+            p.skip_to_disposition(0)
 
     async def _dns(self, p: UriProcessing) -> bool:
         """Look the host up once per run and record it (module docstring). Returns

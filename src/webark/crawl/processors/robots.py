@@ -3,12 +3,15 @@ seen, written and logged as a capture (hop ``P``), kept in ``state/robots.sqlite
 
 The first URI of an origin fetches its robots.txt while it holds its queue's in-flight
 slot, so politeness still holds: the robots.txt capture is written to the WARC and
-logged in crawl.log with hop path ``…P`` and the URI as via; then the worker waits the
-politeness delay (robots.txt Crawl-delay included) before fetching the URI itself.
-Heritrix schedules prerequisites as separate ``P`` URIs instead; the log lines are the
-same. A robots.txt that redirects is followed up to five hops, to any host (RFC 9309
-§2.3.1.2), each hop logged with hop ``R`` (``PR``, ``PRR`` …) and the rules reached
-applied to the first origin (and to any robots.txt on the way).
+logged in crawl.log with hop path ``…P`` and the URI as via; then the URI goes back to
+the head of its queue, which waits the politeness delay (robots.txt Crawl-delay
+included) before the URI itself is fetched
+(:meth:`~webark.crawl.frontier.Frontier.requeue`: the worker is free meanwhile, so ten
+workers start fifty new hosts at once). Heritrix schedules prerequisites as separate
+``P`` URIs instead; the log lines are the same. A robots.txt that redirects is followed
+up to five hops, to any host (RFC 9309 §2.3.1.2), each hop logged with hop ``R``
+(``PR``, ``PRR`` …) and the rules reached applied to the first origin (and to any
+robots.txt on the way).
 
 A robots.txt fetch that fails on the network (connection refused or lost, a timeout:
 the statuses the frontier retries) is tried again like any fetch, as Heritrix retries a
@@ -30,7 +33,6 @@ record cannot be read).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import logging
@@ -100,10 +102,11 @@ class RobotsPrerequisite:
         """Close the state database."""
         self._db.close()
 
-    async def policy_for(self, curi: CrawlURI, worker: int) -> RobotsPolicy | None:
-        """The robots.txt policy of the URI's origin, fetching it inline (prerequisite,
-        hop ``P``) when not known yet, then waiting the politeness delay. None when
-        robots.txt is ignored.
+    async def policy_for(self, curi: CrawlURI, worker: int) -> tuple[RobotsPolicy | None, float]:
+        """The robots.txt policy of the URI's origin (None when robots.txt is ignored),
+        fetching it inline (prerequisite, hop ``P``) when not known yet, and the
+        politeness delay owed before the URI itself may be fetched: seconds, 0 when
+        nothing was fetched.
 
         Raises:
             RobotsDeferred: the fetch failed on the network and the URI has retries
@@ -111,10 +114,10 @@ class RobotsPrerequisite:
             FetchAborted: the crawl is stopping (:mod:`webark.crawl.stopping`).
         """
         if self.mode is RobotsMode.IGNORE:
-            return None
+            return None, 0.0
         policy = self.cache.get(curi.uri)
         if policy is not None:
-            return policy
+            return policy, 0.0
         ctx = self.ctx
         assert ctx.fetcher is not None
         rurl = robots_url(curi.uri)
@@ -156,8 +159,7 @@ class RobotsPrerequisite:
         # politeness between the prerequisite and the URI itself, as between two URIs
         delay = politeness_delay(ex.duration_ms / 1000.0, ctx.frontier_config,
                                  policy.crawl_delay(ctx.job.robots_token))  # fmt: skip
-        await asyncio.sleep(delay)
-        return policy
+        return policy, delay
 
     async def _capture(self, pre: CrawlURI, ex: Exchange, worker: int) -> None:
         """Write (deduplicated like any capture; never conditional: the rules are needed)

@@ -1,0 +1,98 @@
+"""Passing an upstream response on to the proxy's client while it is recorded.
+
+:class:`ClientRelay` is the :class:`~webark.fetch.transport.Relay` of one proxied
+request: the fetcher's read loop gives it the response head (sent on with the hop-by-hop
+fields removed, :func:`~webark.apps.proxy.headers.response_fields`) and then the body
+bytes exactly as they arrived (chunk framing kept), awaiting the client's socket before
+it reads more from upstream: a 1 GB download goes through with one read buffer in
+memory (the recording is spooled to a temporary file by the fetcher).
+
+A client that hangs up (or stops reading for ``stall_timeout`` seconds) is dropped; the
+capture goes on to the end of the response, so the WARC still gets all of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from webark.apps.proxy.headers import head_bytes, response_fields
+from webark.fetch.transport import Response
+
+__all__ = ["ClientRelay", "body_is_delimited"]
+
+log = logging.getLogger(__name__)
+
+
+def body_is_delimited(status: int, method: str, fields: Sequence[tuple[str, str]]) -> bool:
+    """True when the client can tell where the response ends without the connection
+    closing (RFC 9112 §6.3): no body (HEAD, 1xx, 204, 304), a chunked
+    ``Transfer-Encoding`` or a ``Content-Length``."""
+    if method.upper() == "HEAD" or status < 200 or status in (204, 304):
+        return True
+    for n, v in fields:
+        low = n.lower()
+        if low == "content-length" or (low == "transfer-encoding" and "chunked" in v.lower()):
+            return True
+    return False
+
+
+class ClientRelay:
+    """Relays one response to the client ``writer`` (module docstring).
+
+    Args:
+        writer: the client's stream.
+        method: the request method (a HEAD response has no body).
+        close: the client asked for the connection to close after this response.
+        extra_fields: fields added to the head sent to the client (``Warcprox-Meta``).
+        stall_timeout: seconds a write to the client may wait for it to read.
+
+    Attributes:
+        started: the head was sent (an error response can no longer be given).
+        gone: the client hung up or stalled; nothing more is sent.
+        close_after: the client connection must close after this response (asked by
+            the client, or a body delimited by the connection closing).
+        sent: bytes sent to the client.
+    """
+
+    def __init__(self, writer: asyncio.StreamWriter, method: str, *, close: bool = False,
+                 extra_fields: Sequence[tuple[str, str]] = (),
+                 stall_timeout: float = 60.0) -> None:  # fmt: skip
+        self.writer = writer
+        self.method = method
+        self.close_after = close
+        self.extra_fields = tuple(extra_fields)
+        self.stall_timeout = stall_timeout
+        self.started = False
+        self.gone = False
+        self.sent = 0
+
+    async def head(self, resp: Response, raw: bytes) -> None:
+        """See :meth:`webark.fetch.transport.Relay.head`."""
+        status_line = raw.split(b"\r\n", 1)[0].rstrip(b"\n")
+        fields = response_fields(resp.headers)
+        fields += self.extra_fields
+        if not body_is_delimited(resp.status or 0, self.method, resp.headers):
+            self.close_after = True
+        if self.close_after:
+            fields.append(("Connection", "close"))
+        self.started = True
+        await self._send(head_bytes(status_line, fields))
+
+    async def body(self, data: bytes) -> None:
+        """See :meth:`webark.fetch.transport.Relay.body`."""
+        await self._send(data)
+
+    async def _send(self, data: bytes) -> None:
+        if self.gone or not data:
+            return
+        try:
+            self.writer.write(data)
+            async with asyncio.timeout(self.stall_timeout):
+                await self.writer.drain()
+        except (OSError, TimeoutError) as e:
+            log.debug("client gone while relaying: %s", e)
+            self.gone = True
+            return
+        self.sent += len(data)

@@ -1,0 +1,466 @@
+"""The archiving proxy: an HTTP/1.1 forward proxy (RFC 9110 §7.6, RFC 9112 §3.2.2
+absolute-form targets) that records every exchange it relays through the capture back
+end, as warcprox does for Brozzler and browsers.
+
+For each request read from a client (h11, one request at a time per connection, kept
+alive as the client asks):
+
+1. the request is read whole (its body up to ``max_request_body`` bytes, answering
+   ``Expect: 100-continue`` itself), its hop-by-hop fields removed
+   (:mod:`webark.apps.proxy.headers`);
+2. the fetcher (:class:`~webark.fetch.HttpFetcher`: kept-alive upstream connections,
+   exact wire bytes, TLS unverified as Heritrix's ``open`` trust level) sends it and
+   reads the response, which :class:`~webark.apps.proxy.relay.ClientRelay` passes on to
+   the client as it arrives, the recording spooled to disk past 16 MiB;
+3. a response received (any HTTP status) is archived by
+   :meth:`~webark.capture.WarcCaptureBackend.archive` (response or revisit + request
+   records in one write) and its crawl.log line written (Heritrix format, as warcprox);
+4. an upstream that fails before a response head answers **502** (connection refused,
+   reset, bad response) or **504** (connect or read timeout), with no record written
+   (warcprox does the same); one that fails after the head has been relayed closes the
+   client connection (the client sees a short body).
+
+HTTPS: a ``CONNECT host:port`` is answered 200, the client's TLS is taken with a
+certificate for ``host`` signed by the proxy's CA
+(:class:`~webark.apps.proxy.ca.CertAuthority`, man-in-the-middle as warcprox does), and
+the requests inside are proxied as ``https://host:port/…`` like any other, the upstream
+TLS not verified (archives want expired and self-signed sites too). Their records carry
+``WARC-Protocol`` and ``WARC-Cipher-Suite`` (:mod:`webark.fetch.tls_names`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import ssl
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import h11
+
+from webark.apps.proxy.ca import CertAuthority
+from webark.apps.proxy.headers import connection_tokens, message, request_fields
+from webark.apps.proxy.meta import (
+    HEADER,
+    WarcproxMeta,
+    WarcproxMetaError,
+    parse_header,
+    response_field,
+)
+from webark.apps.proxy.relay import ClientRelay
+from webark.capture import CaptureMeta, CaptureResult, WarcCaptureBackend, capture_line
+from webark.crawllog import CrawlLogLine
+from webark.fetch import HttpFetcher
+from webark.fetch.codes import S_BLOCKED_BY_USER, S_TIMEOUT
+from webark.fetch.exchange import Exchange
+from webark.fetch.limits import FetchLimits
+from webark.fetch.tls_names import protocol_fields
+
+__all__ = ["ArchivingProxy", "ClientRequest", "ProxyConfig", "read_request"]
+
+log = logging.getLogger(__name__)
+
+READ_SIZE = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyConfig:
+    """Settings of an :class:`ArchivingProxy`.
+
+    Attributes:
+        host, port: where to listen (port 0: a free one; see
+            :attr:`ArchivingProxy.port`).
+        limits: upstream timeouts and sizes (the total timeout is an hour by default:
+            a big download is not cut at Heritrix's 20 minutes).
+        max_request_body: bytes of request body accepted (held in memory; more → 413).
+        max_head_size: bytes of a request head (more → 431).
+        idle_timeout: seconds a kept-alive client connection may wait for its next
+            request.
+        stall_timeout: seconds a client may stop reading a response before it is
+            dropped (the capture goes on).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    limits: FetchLimits = field(
+        default_factory=lambda: FetchLimits(read_timeout=60.0, total_timeout=3600.0)
+    )
+    max_request_body: int = 64 * 1024 * 1024
+    max_head_size: int = 64 * 1024
+    idle_timeout: float = 120.0
+    stall_timeout: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRequest:
+    """One request as the client sent it.
+
+    Attributes:
+        method: e.g. ``"GET"``.
+        target: the request target as sent (absolute-form ``http://h/p``, origin-form
+            ``/p``, authority-form ``h:443`` for CONNECT).
+        headers: ``(name, value)`` with the client's case and order (ISO-8859-1).
+        body: the body, de-chunked.
+        http_version: ``"1.1"`` or ``"1.0"``.
+    """
+
+    method: str
+    target: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    http_version: str
+
+    def header(self, name: str) -> str | None:
+        """The first value of field ``name`` (case-insensitive), or None."""
+        low = name.lower()
+        return next((v for n, v in self.headers if n.lower() == low), None)
+
+    @property
+    def wants_close(self) -> bool:
+        """The client asks for the connection to close after the response (``Connection:
+        close``, or HTTP/1.0 without ``keep-alive``)."""
+        tokens = connection_tokens(self.headers)
+        if self.http_version == "1.0":
+            return "keep-alive" not in tokens
+        return "close" in tokens
+
+
+class RequestError(Exception):
+    """A request the proxy cannot read: ``status`` and a message for the client."""
+
+    def __init__(self, status: int, reason: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+async def read_request(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    leftover: bytes,
+    config: ProxyConfig,
+) -> tuple[ClientRequest, bytes] | None:
+    """Read one request (head and whole body) from a client.
+
+    Args:
+        leftover: bytes of the connection read past the previous request.
+
+    Returns:
+        The request and the bytes read past it, or None when the client closed the
+        connection (or stayed idle for ``config.idle_timeout``) before a request.
+
+    Raises:
+        RequestError: a malformed request (400), a head over ``max_head_size`` (431),
+            a body over ``max_request_body`` (413).
+    """
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=config.max_head_size)
+    if leftover:  # (b"" would tell h11 the connection closed)
+        conn.receive_data(leftover)
+    request: h11.Request | None = None
+    body = bytearray()
+    while True:
+        try:
+            event = conn.next_event()
+        except h11.RemoteProtocolError as e:
+            if request is None and e.error_status_hint == 431:
+                raise RequestError(431, "Request Header Fields Too Large", str(e)) from e
+            raise RequestError(400, "Bad Request", f"malformed request: {e}") from e
+        if event is h11.NEED_DATA:
+            if conn.they_are_waiting_for_100_continue:
+                writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            try:
+                wait = config.idle_timeout if request is None else config.stall_timeout
+                async with asyncio.timeout(wait):
+                    data = await reader.read(READ_SIZE)
+            except (TimeoutError, OSError):
+                if request is None:
+                    return None
+                raise RequestError(408, "Request Timeout", "request body not received") from None
+            if not data and request is None and not conn.trailing_data[0]:
+                return None
+            conn.receive_data(data)
+            continue
+        if isinstance(event, h11.Request):
+            request = event
+        elif isinstance(event, h11.Data):
+            body += event.data
+            if len(body) > config.max_request_body:
+                too_big = f"request body over {config.max_request_body} bytes"
+                raise RequestError(413, "Content Too Large", too_big)
+        elif isinstance(event, h11.EndOfMessage):
+            assert request is not None
+            req = ClientRequest(
+                method=request.method.decode("ascii"),
+                target=request.target.decode("iso-8859-1"),
+                headers=tuple((n.decode("iso-8859-1"), v.decode("iso-8859-1"))
+                              for n, v in request.headers.raw_items()),
+                body=bytes(body),
+                http_version=request.http_version.decode("ascii"),
+            )  # fmt: skip
+            return req, conn.trailing_data[0]
+        elif isinstance(event, h11.ConnectionClosed):
+            return None
+        else:  # pragma: no cover - h11.PAUSED cannot come before EndOfMessage
+            raise RequestError(400, "Bad Request", "unexpected request framing")
+
+
+class ArchivingProxy:
+    """The archiving proxy server (module docstring).
+
+    Args:
+        backend: where captures are archived (the proxy does not close it).
+        fetcher: the upstream client (the proxy does not close it).
+        config: listening address and limits.
+        ca: the certificate authority of HTTPS man-in-the-middle; without one,
+            ``CONNECT`` is refused (501).
+
+    Use ``await proxy.start()``, then ``await proxy.aclose()``; or ``async with``.
+    """
+
+    def __init__(self, backend: WarcCaptureBackend, fetcher: HttpFetcher,
+                 config: ProxyConfig | None = None,
+                 ca: CertAuthority | None = None) -> None:  # fmt: skip
+        self.backend = backend
+        self.fetcher = fetcher
+        self.config = config or ProxyConfig()
+        self.ca = ca
+        self._server: asyncio.Server | None = None
+        self._clients: set[asyncio.Task[None]] = set()
+        self._archiving: set[asyncio.Task[object]] = set()
+        self.requests = 0
+        self.failures = 0
+
+    @property
+    def port(self) -> int:
+        """The port listened on (after :meth:`start`)."""
+        assert self._server is not None, "not started"
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def start(self) -> None:
+        """Listen on ``config.host:config.port``."""
+        self._server = await asyncio.start_server(
+            self._client, self.config.host, self.config.port, limit=READ_SIZE
+        )
+
+    async def serve_forever(self) -> None:
+        """Serve until cancelled."""
+        assert self._server is not None, "not started"
+        await self._server.serve_forever()
+
+    async def aclose(self) -> None:
+        """Stop listening and drop the clients' connections; captures being archived
+        are finished first."""
+        if self._server is not None:
+            self._server.close()
+        for t in list(self._clients):
+            t.cancel()
+        for t in list(self._clients):
+            with contextlib.suppress(BaseException):
+                await t
+        for a in list(self._archiving):
+            with contextlib.suppress(BaseException):
+                await a
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+
+    async def __aenter__(self) -> ArchivingProxy:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- one client connection --------------------------------------------------------
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._clients.add(task)
+        try:
+            await self._serve(reader, writer, None)
+        except (OSError, asyncio.IncompleteReadError) as e:
+            log.debug("client connection ended: %s", e)
+        except asyncio.CancelledError:  # aclose(): end quietly (asyncio logs a re-raise)
+            pass
+        except Exception:  # a bug: log it, keep serving the other clients
+            log.exception("error serving a proxy client")
+        finally:
+            self._clients.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                     origin: str | None) -> None:  # fmt: skip
+        """Serve requests of one connection; ``origin`` (``https://host:port``) when it
+        is a tunnel that was opened by CONNECT."""
+        leftover = b""
+        while True:
+            try:
+                got = await read_request(reader, writer, leftover, self.config)
+            except RequestError as e:
+                writer.write(message(e.status, e.reason, f"{e}\n", close=True))
+                await writer.drain()
+                return
+            if got is None:
+                return
+            req, leftover = got
+            self.requests += 1
+            keep = await self._request(req, reader, writer, origin)
+            if not keep:
+                return
+
+    async def _request(self, req: ClientRequest, reader: asyncio.StreamReader,
+                       writer: asyncio.StreamWriter, origin: str | None) -> bool:  # fmt: skip
+        """Answer one request; False when the connection must close."""
+        if req.method == "CONNECT" and origin is None:
+            await self._tunnel(req, reader, writer)
+            return False
+        url = self._url(req, origin)
+        if url is None:
+            writer.write(message(400, "Bad Request",
+                                 f"not a proxy request: {req.method} {req.target}\n"))  # fmt: skip
+            await writer.drain()
+            return not req.wants_close
+        return await self._proxy(req, url, writer)
+
+    async def _tunnel(self, req: ClientRequest, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter) -> None:  # fmt: skip
+        """``CONNECT host:port``: answer 200, take the client's TLS with a certificate
+        for ``host`` signed by the proxy's CA, and serve the requests inside as
+        ``https://host:port/…`` (RFC 9110 §9.3.6)."""
+        host, _, port_s = req.target.rpartition(":")
+        host = host.strip("[]")
+        if self.ca is None or not host or not port_s.isdigit():
+            why = "HTTPS needs the proxy's CA" if self.ca is None else "bad CONNECT target"
+            writer.write(message(501 if self.ca is None else 400,
+                                 "Not Implemented" if self.ca is None else "Bad Request",
+                                 f"{why}: {req.target}\n", close=True))  # fmt: skip
+            await writer.drain()
+            return
+        port = int(port_s)
+        ctx = await asyncio.to_thread(self.ca.server_context, host)
+        # no byte of the client's TLS hello may reach the plain stream reader: reading
+        # stops before the 200 goes out, start_tls takes over the socket
+        transport = writer.transport
+        assert isinstance(transport, asyncio.ReadTransport)
+        transport.pause_reading()
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        try:
+            async with asyncio.timeout(self.config.idle_timeout):
+                await writer.start_tls(ctx)
+        except (ssl.SSLError, OSError, TimeoutError) as e:
+            log.info("TLS with the client for %s failed: %s", req.target, e)
+            return
+        shown = f"[{host}]" if ":" in host else host
+        origin = f"https://{shown}" if port == 443 else f"https://{shown}:{port}"
+        await self._serve(reader, writer, origin)
+
+    @staticmethod
+    def _url(req: ClientRequest, origin: str | None) -> str | None:
+        """The URL a request is for: its absolute-form target, or the tunnel's origin
+        plus an origin-form target; None for a request to the proxy itself."""
+        if origin is not None and req.target.startswith("/"):
+            return origin + req.target
+        parts = urlsplit(req.target)
+        if parts.scheme.lower() in ("http", "https") and parts.netloc:
+            return req.target
+        return None
+
+    def capture_meta(self, wm: WarcproxMeta, exchange: Exchange) -> CaptureMeta:
+        """The :class:`CaptureMeta` of a proxied capture: prefix, source tag, stats
+        buckets, dedup-ok and warcinfo metadata from ``Warcprox-Meta``; no metadata
+        record (a proxy client gives no hop path nor via); ``WARC-Protocol`` and
+        ``WARC-Cipher-Suite`` for one made over TLS."""
+        return CaptureMeta(
+            metadata_record=False, extra_fields=protocol_fields(exchange),
+            warc_prefix=wm.warc_prefix, source_tag=wm.source_tag,
+            stats_buckets=wm.stats_buckets, dedup_ok=wm.dedup_ok, warcinfo=wm.warcinfo,
+        )  # fmt: skip
+
+    def _refusal(self, wm: WarcproxMeta, url: str, close: bool) -> bytes | None:
+        """The 403 / 420 / 430 answer of a request ``Warcprox-Meta`` refuses (blocks,
+        limits, soft limits, in that order, as warcprox), None when it may go on."""
+        rule = wm.blocked_by(url)
+        if rule is not None:
+            return message(403, "Forbidden",
+                           f"blocked by rule found in Warcprox-Meta header: {rule}\n",
+                           [response_field({"blocked-by-rule": rule})], close=close)  # fmt: skip
+        for soft, status, reason, what in ((False, 420, "Reached limit", "reached-limit"),
+                                           (True, 430, "Reached soft limit",
+                                            "reached-soft-limit")):  # fmt: skip
+            hit = wm.reached(self.backend.stats, soft=soft)
+            if hit is not None:
+                key, limit = hit
+                bucket = key.split("/")[0]
+                stats = self.backend.stats.buckets[bucket].to_json()
+                info = {"stats": {bucket: stats}, what: {key: limit}}
+                return message(status, reason, f"{reason.lower()}: {key} = {limit}\n",
+                               [response_field(info)], close=close)  # fmt: skip
+        return None
+
+    async def _proxy(self, req: ClientRequest, url: str, writer: asyncio.StreamWriter) -> bool:
+        try:
+            wm = parse_header(req.header(HEADER))
+        except WarcproxMetaError as e:
+            writer.write(message(400, "Bad Request", f"{e}\n", close=req.wants_close))
+            await writer.drain()
+            return not req.wants_close
+        refused = self._refusal(wm, url, req.wants_close)
+        if refused is not None:
+            writer.write(refused)
+            await writer.drain()
+            return not req.wants_close
+        extra: list[tuple[str, str]] = []
+        began = None
+        if "capture-metadata" in wm.accept and wm.archive:
+            began = self.fetcher.clock()
+            stamp = self.backend.series.builder.format_date(began)
+            extra.append(response_field({"capture-metadata": {"timestamp": stamp}}))
+        relay = ClientRelay(writer, req.method, close=req.wants_close, extra_fields=extra,
+                            stall_timeout=self.config.stall_timeout)  # fmt: skip
+        ex = await self.fetcher.fetch(
+            url, method=req.method, headers=request_fields(req.headers), body=req.body,
+            limits=self.config.limits, relay=relay,
+        )  # fmt: skip
+        if began is not None:  # the capture is dated as the client was told
+            ex = dataclasses.replace(ex, started=began)
+        meta = self.capture_meta(wm, ex)
+        if not ex.ok:
+            self.failures += 1
+            self._log(capture_line(url, ex.status, meta, exchange=ex))
+            if relay.started:  # the head went out: only a short body can tell
+                return False
+            writer.write(self._failure_message(ex, req.wants_close))
+            await writer.drain()
+            return not req.wants_close
+        if wm.archive:
+            # shielded: a client that goes (or a shutdown) does not cut the capture short
+            task = asyncio.ensure_future(self._archive(url, ex, meta))
+            self._archiving.add(task)
+            task.add_done_callback(self._archiving.discard)
+            await asyncio.shield(task)
+        return not (relay.close_after or relay.gone or ex.truncated)
+
+    async def _archive(self, url: str, ex: Exchange, meta: CaptureMeta) -> CaptureResult:
+        """Archive one capture and write its crawl.log line."""
+        result = await self.backend.archive(ex, meta)
+        self._log(capture_line(url, ex.status, meta, exchange=ex, result=result))
+        return result
+
+    @staticmethod
+    def _failure_message(ex: Exchange, close: bool) -> bytes:
+        """502 Bad Gateway, 504 Gateway Timeout, or 403 for an address the fetcher
+        refuses; the body says why."""
+        why = f"{ex.url}: {ex.error}\n"
+        if ex.status == S_TIMEOUT:
+            return message(504, "Gateway Timeout", why, close=close)
+        if ex.status == S_BLOCKED_BY_USER:
+            return message(403, "Forbidden", why, close=close)
+        return message(502, "Bad Gateway", why, close=close)
+
+    def _log(self, line: CrawlLogLine) -> None:
+        if self.backend.config.crawl_log is not None:
+            self.backend.log(line)

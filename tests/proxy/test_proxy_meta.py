@@ -1,0 +1,135 @@
+"""The ``Warcprox-Meta`` request header through ``webark proxy``, with warcprox's
+semantics: warc-prefix, stats buckets, limits (420) and soft limits (430) with the
+``Warcprox-Meta`` response header, blocks (403), metadata (crawl.log source tag,
+warcinfo), accept capture-metadata, dedup-ok; malformed headers get a 400 that says
+what is wrong, unknown keys are ignored. The schema in docs/proxy-api.md is the one the
+code validates against."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from proxy_support import crawl_log_lines, proxy_process
+
+from sites import HTML, TestSite, html
+from webark.apps.proxy.meta import schema
+from webark.warc.reader import ArchiveReader
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[TestSite]:
+    pages = {f"/p{i}.html": (200, HTML, html(f"page {i}")) for i in range(8)}
+    pages["/same-a.html"] = pages["/same-b.html"] = (200, HTML, html("same payload"))
+    with TestSite(pages) as s:
+        yield s
+
+
+def _get(port: int, url: str, meta: object | None) -> httpx.Response:
+    headers = {}
+    if meta is not None:
+        headers["Warcprox-Meta"] = meta if isinstance(meta, str) else json.dumps(meta)
+    with httpx.Client(proxy=f"http://127.0.0.1:{port}", timeout=20) as c:
+        return c.get(url, headers=headers)
+
+
+def _records(job: Path) -> list:
+    return [r for p in sorted((job / "warcs").iterdir()) for r in ArchiveReader(str(p))]
+
+
+def _response_meta(r: httpx.Response) -> dict:
+    return json.loads(r.headers["warcprox-meta"])
+
+
+def test_limits_stats_and_blocks(site: TestSite, tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    limits = {"stats": {"buckets": ["job1"]}, "limits": {"job1/total/urls": 2}}
+    soft = {"stats": {"buckets": [{"bucket": "job2"}]}, "soft-limits": {"job2/new/urls": 1}}
+    with proxy_process("--job", str(job)) as (port, _):
+        assert [_get(port, site.url(f"/p{i}.html"), limits).status_code
+                for i in range(2)] == [200, 200]  # fmt: skip
+        crawl_log_lines(job / "logs" / "crawl.log", 2)
+        over = _get(port, site.url("/p2.html"), limits)
+        assert over.status_code == 420 and over.reason_phrase == "Reached limit"
+        info = _response_meta(over)
+        assert info["reached-limit"] == {"job1/total/urls": 2}
+        assert info["stats"]["job1"]["total"]["urls"] == 2
+        assert _get(port, site.url("/p3.html"), soft).status_code == 200
+        crawl_log_lines(job / "logs" / "crawl.log", 3)
+        over = _get(port, site.url("/p4.html"), soft)
+        assert over.status_code == 430
+        assert _response_meta(over)["reached-soft-limit"] == {"job2/new/urls": 1}
+        blocked = _get(port, site.url("/p5.html"), {"blocks": [{"substring": "/p5"}]})
+        assert blocked.status_code == 403
+        assert _response_meta(blocked) == {"blocked-by-rule": {"substring": "/p5"}}
+        by_domain = _get(port, site.url("/p6.html"), {"blocks": [{"domain": "127.0.0.1"}]})
+        assert by_domain.status_code == 403
+        by_surt = _get(port, site.url("/p7.html"),
+                       {"blocks": [{"surt": f"http://(127.0.0.1:{site.port})/p7"}]})  # fmt: skip
+        assert by_surt.status_code == 403
+    fetched = [h.path for h in site.snapshot()]
+    for path in ("/p2.html", "/p4.html", "/p5.html", "/p6.html", "/p7.html"):
+        assert path not in fetched  # refused before anything went upstream
+
+
+def test_prefix_metadata_capture_metadata_and_dedup_ok(site: TestSite, tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    with proxy_process("--job", str(job)) as (port, _):
+        r = _get(port, site.url("/same-a.html"),
+                 {"warc-prefix": "special", "metadata": {"seed": "http://seed.test/"},
+                  "accept": ["capture-metadata"], "dedup-ok": False})  # fmt: skip
+        assert r.status_code == 200
+        stamp = _response_meta(r)["capture-metadata"]["timestamp"]
+        assert _get(port, site.url("/same-b.html"), {"warc-prefix": "special"}).status_code == 200
+        assert _get(port, site.url("/same-a.html"), None).status_code == 200
+        assert _get(port, site.url("/same-b.html"), None).status_code == 200
+        assert _get(port, site.url("/p0.html"), {"warc-prefix": "-"}).status_code == 200
+        lines = crawl_log_lines(job / "logs" / "crawl.log", 4)
+    names = sorted(p.name for p in (job / "warcs").iterdir())
+    assert len(names) == 2 and names[1].startswith("special-") and names[0].startswith("WEBARK-")
+    special = [r for r in ArchiveReader(str(job / "warcs" / names[1]))]
+    info = special[0].block.read_all().decode()
+    assert special[0].type == "warcinfo"
+    assert 'json-metadata: {"seed":"http://seed.test/"}' in info
+    first = special[1]
+    assert first.type == "response" and first.headers.get("warc-date") == stamp
+    # dedup-ok false: the first capture is no original, so the second is in full
+    assert [r.type for r in special if r.type in ("response", "revisit")] == ["response",
+                                                                             "response"]
+    # metadata.seed: a metadata record with the source tag beside the first capture
+    assert [r.type for r in special].count("metadata") == 1
+    default = [r.type for r in ArchiveReader(str(job / "warcs" / names[0]))
+               if r.type in ("response", "revisit")]  # fmt: skip
+    assert default == ["revisit", "revisit"]  # the same payload, deduplicated
+    assert len(lines) == 4 and lines[0].split()[10] == "http://seed.test/"
+    assert all(site.url("/p0.html") not in ln for ln in lines)  # "-": not archived
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("{not json", "not JSON"),
+    ("[1, 2]", "(top level)"),
+    ('{"limits": {"job1/total/pages": 3}}', "limits"),
+    ('{"warc-prefix": "a/b"}', "warc-prefix"),
+    ('{"blocks": [{"regex": "("}]}', "bad regex"),
+    ('{"dedup-ok": "no"}', "dedup-ok"),
+])  # fmt: skip
+def test_malformed_header_is_a_400_that_says_why(site: TestSite, tmp_path: Path, value: str,
+                                                 says: str) -> None:  # fmt: skip
+    with proxy_process("--job", str(tmp_path / "job")) as (port, _):
+        r = _get(port, site.url("/p1.html"), value)
+        assert r.status_code == 400 and says in r.text, r.text
+        ok = _get(port, site.url("/p1.html"), {"unknown-key": {"x": 1}, "warc-prefix": "k"})
+        assert ok.status_code == 200
+
+
+def test_the_documented_schema_is_the_one_validated() -> None:
+    doc = (ROOT / "docs" / "proxy-api.md").read_text()
+    block = re.search(r"```json\n(\{\n  \"\$schema\".*?)\n```", doc, re.S)
+    assert block is not None
+    assert json.loads(block.group(1)) == schema()
