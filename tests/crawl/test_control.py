@@ -38,6 +38,11 @@ def _wait(cond: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+STARTED: list[subprocess.Popen[str]] = []
+"""Every crawl process :class:`Crawl` started (``conftest.py`` ends those a failed test
+left running)."""
+
+
 class Crawl:
     """A ``webark crawl`` process and an httpx client for its control API."""
 
@@ -46,6 +51,7 @@ class Crawl:
         self.proc = subprocess.Popen(
             _cli(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
+        STARTED.append(self.proc)  # stopped after the test if it failed (conftest.py)
         info_path = job_dir / "control.json"
 
         def read_info() -> dict[str, Any] | None:

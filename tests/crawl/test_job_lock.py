@@ -32,6 +32,7 @@ def test_second_crawl_refused_first_unharmed(site: TestSite, tmp_path: Path) -> 
     jd = tmp_path / "job"
     crawl = Crawl(jd, _yaml(tmp_path), *_args(jd, site.url("/"), 0.1))
     _wait(lambda: crawl.status()["uris"]["processed"] >= 2, "2 URIs")
+    crawl.client.post("/pause")  # it runs (and holds the lock) however slow the refusals
     info = json.loads((jd / "control.json").read_text())
     for args in (("--resume", str(jd), "--quiet"), tuple(_args(jd, site.url("/"), 0.0))):
         r = subprocess.run(_cli(*args), capture_output=True, text=True, timeout=60)
@@ -40,6 +41,7 @@ def test_second_crawl_refused_first_unharmed(site: TestSite, tmp_path: Path) -> 
         assert f"PID {crawl.proc.pid}" in err and "crawled by another process" in err
     assert json.loads((jd / "control.json").read_text()) == info  # not clobbered
     assert (jd / "crawl.lock").read_text().strip() == str(crawl.proc.pid)
+    assert crawl.client.post("/resume").json()["state"] == "RUNNING"
     crawl.finish()
     lines = read_crawl_log(jd / "logs" / "crawl.log")
     uris = [ln.uri for ln in lines]

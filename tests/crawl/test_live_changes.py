@@ -83,6 +83,8 @@ def test_reject_rule_purges_trap_seed_first_kept_on_resume(site: TestSite, tmp_p
     crawl.wait_state("PAUSED")
     queued_cal = _queued(jd, "%/cal?d=%")
     assert len(queued_cal) >= 8, queued_cal
+    hosts = crawl.client.get("/reports/hosts?format=json").json()  # Heritrix's #remaining
+    assert [(h["host"], h["remaining"]) for h in hosts] == [("127.0.0.1", len(_queued(jd)))]
 
     # a bad rule is refused and changes nothing
     bad = crawl.client.post("/scope/reject", json={"kind": "regex", "value": "(["})

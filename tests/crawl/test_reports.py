@@ -90,11 +90,19 @@ def test_reports_from_heritrix_dedup_crawl_log(corpus: Path) -> None:
     hosts = report_by_name("hosts").to_json(snap)  # type: ignore[union-attr]
     assert sum(h["urls"] for h in hosts) == len(raw)
     www = next(h for h in hosts if h["host"] == "www.netarkivet.dk")
-    # the dns: lookup counts for its host, as in Heritrix's hosts report
-    www_lines = [f for f in raw if f[3].startswith("http://www.netarkivet.dk/")
-                 or f[3] == "dns:www.netarkivet.dk"]  # fmt: skip
+    www_lines = [f for f in raw if f[3].startswith("http://www.netarkivet.dk/")]
     assert www["urls"] == len(www_lines)
     assert www["duplicates"] == sum(1 for f in www_lines if "duplicate:" in f[11])
+    # dns: lookups have their own row "dns:", as in Heritrix's hosts reports
+    dns = next(h for h in hosts if h["host"] == "dns:")
+    assert summary["hosts_visited"] == len(hosts) - 1  # Heritrix counts no "dns:" host
+    assert dns["urls"] == sum(1 for f in raw if f[3].startswith("dns:")) > 0
+    text = report_by_name("hosts").render_text(snap).splitlines()  # type: ignore[union-attr]
+    assert text[0] == ("[#urls] [#bytes] [host] [#robots] [#remaining] [#novel-urls] "
+                       "[#novel-bytes] [#dup-by-hash-urls] [#dup-by-hash-bytes] "
+                       "[#not-modified-urls] [#not-modified-bytes]")  # fmt: skip
+    row = next(ln.split() for ln in text if ln.split()[2] == "www.netarkivet.dk")
+    assert row[3:5] == ["0", "0"] and int(row[5]) + int(row[7]) + int(row[9]) <= int(row[0])
 
 
 def test_every_report_renders_text_and_json(corpus: Path) -> None:

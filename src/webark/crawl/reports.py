@@ -79,7 +79,7 @@ class CrawlSummaryReport:
             "duration_s": round(snap.elapsed, 3),
             "seeds_crawled": seeds_ok,
             "seeds_uncrawled": len(snap.seeds) - seeds_ok,
-            "hosts_visited": len(snap.hosts),
+            "hosts_visited": len(snap.hosts) - ("dns:" in snap.hosts),  # Heritrix: not dns:
             "uris_processed": snap.processed,
             "uris_succeeded": snap.succeeded,
             "uris_failed": snap.failed,
@@ -103,16 +103,27 @@ class CrawlSummaryReport:
 class HostsReport:
     name = "hosts"
 
+    """Heritrix's hosts report: a row per host (``dns:`` lookups in the row ``dns:``),
+    ``remaining`` the URIs its queues still hold (queue keys are ``host[:port]``; the
+    snapshot's largest queues)."""
+
     def to_json(self, snap: StatsSnapshot) -> list[dict[str, Any]]:
+        remaining: dict[str, int] = {}
+        for q in snap.frontier.top_queues if snap.frontier else ():
+            host = q.key.rsplit(":", 1)[0] if q.key.count(":") == 1 else q.key
+            remaining[host] = remaining.get(host, 0) + q.queued
         rows = sorted(snap.hosts.items(), key=lambda kv: (-kv[1].urls, kv[0]))
-        return [{"host": h, **vars(s)} for h, s in rows]
+        return [{"host": h, **vars(s), "remaining": remaining.get(h, 0)} for h, s in rows]
 
     def render_text(self, snap: StatsSnapshot) -> str:
-        head = ("#urls", "#bytes", "host", "#robots", "#errors", "#dup", "#dupbytes",
-                "#notmodified", "#notmodifiedbytes")
+        """Heritrix 3's columns and header, byte for byte (``HostsReport``)."""
+        head = ("[#urls]", "[#bytes]", "[host]", "[#robots]", "[#remaining]", "[#novel-urls]",
+                "[#novel-bytes]", "[#dup-by-hash-urls]", "[#dup-by-hash-bytes]",
+                "[#not-modified-urls]", "[#not-modified-bytes]")  # fmt: skip
         rows = [
-            (r["urls"], r["bytes"], r["host"], r["robots_excluded"], r["errors"],
-             r["duplicates"], r["duplicate_bytes"], r["not_modified"], r["not_modified_bytes"])
+            (r["urls"], r["bytes"], r["host"], r["robots_excluded"], r["remaining"],
+             r["novel_urls"], r["novel_bytes"], r["duplicates"], r["duplicate_bytes"],
+             r["not_modified"], r["not_modified_bytes"])
             for r in self.to_json(snap)
         ]  # fmt: skip
         return _table(head, rows)

@@ -282,8 +282,9 @@ class WorkerBoard:
 @dataclass
 class HostStats:
     """Per-host counts (Heritrix hosts report): URIs, bytes, robots-excluded, errors,
+    novel captures (neither a digest revisit nor not-modified) and their bytes,
     duplicates (digest revisits) and their bytes, server-not-modified answers and their
-    bytes."""
+    bytes. ``dns:`` URIs count under the host ``"dns:"``, as in Heritrix."""
 
     urls: int = 0
     bytes: int = 0
@@ -293,6 +294,8 @@ class HostStats:
     duplicate_bytes: int = 0
     not_modified: int = 0
     not_modified_bytes: int = 0
+    novel_urls: int = 0
+    novel_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -445,7 +448,7 @@ class CrawlStats:
         kind = self._revisit_kinds.pop(uri, None)
         self.processed += 1
         self.statuses[status] += 1
-        host = (urlsplit(uri).hostname or "-") if not uri.startswith("dns:") else uri[4:]
+        host = (urlsplit(uri).hostname or "-") if not uri.startswith("dns:") else "dns:"
         h = self.hosts.setdefault(host, HostStats())
         h.urls += 1
         if status == -9998:
@@ -475,6 +478,8 @@ class CrawlStats:
                 h.duplicate_bytes += size
             else:
                 self.novel_bytes += size
+                h.novel_urls += 1
+                h.novel_bytes += size
         else:
             self.failed += 1
             h.errors += 1

@@ -1,8 +1,10 @@
 """The control API of a running crawl (ASGI, Starlette), served on 127.0.0.1 by
 ``webark crawl`` in the crawl's own event loop.
 
-Every request needs ``Authorization: Bearer TOKEN`` (the token is printed at start and
-written to ``JOBDIR/control.json``, mode 0600); anything else gets 401. Endpoints:
+Every request needs ``Authorization: Bearer TOKEN`` (the token is written to
+``JOBDIR/control.json``, mode 0600) or the dashboard's token cookie (a change made with
+the cookie also needs ``X-Requested-With: webark``, else 403); anything else gets 401.
+``GET /`` is the web dashboard (:mod:`webark.apps.control.dashboard`). Endpoints:
 
 ``GET /status``
     The crawl at a glance (JSON; :meth:`CrawlControl.status`).
@@ -81,6 +83,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from webark.apps.control.dashboard import cookie_request_allowed, cookie_token, dashboard_routes
 from webark.crawl.control import ControlError, ControlStateError, CrawlControl
 
 __all__ = ["ControlServer", "create_control_app", "new_token"]
@@ -138,7 +141,12 @@ def create_control_app(control: CrawlControl, token: str) -> Starlette:
     def guarded(fn: Handler) -> Handler:
         async def handler(request: Request) -> Response:
             if not _authorized(request, secret):
-                return _error(401, "missing or wrong bearer token (see JOBDIR/control.json)")
+                cookie = cookie_token(request)  # the dashboard's (webark.apps.control.dashboard)
+                if cookie is None or not hmac.compare_digest(cookie.encode(), secret):
+                    return _error(401, "missing or wrong bearer token (see JOBDIR/control.json)")
+                if not cookie_request_allowed(request):
+                    return _error(403, "a change made with the token cookie needs the header "
+                                       "X-Requested-With: webark")  # fmt: skip
             try:
                 return await fn(request)
             except ControlError as e:
@@ -218,6 +226,7 @@ def create_control_app(control: CrawlControl, token: str) -> Starlette:
         Route("/seeds", guarded(seeds), methods=["POST"]),
         Route("/delays", guarded(delays), methods=["POST"]),
         *_live_routes(control, guarded),
+        *dashboard_routes(control, secret, guarded),
         *_rss_routes(control, guarded),
     ]
     return Starlette(routes=routes)
