@@ -49,7 +49,8 @@ class ClientRelay:
         stall_timeout: seconds a write to the client may wait for it to read.
 
     Attributes:
-        started: the head was sent (an error response can no longer be given).
+        started: the head was sent (an error response can no longer be given); it is
+            held back until the first body bytes or :meth:`flush`.
         gone: the client hung up or stalled; nothing more is sent.
         close_after: the client connection must close after this response (asked by
             the client, or a body delimited by the connection closing).
@@ -65,6 +66,7 @@ class ClientRelay:
         self.extra_fields = tuple(extra_fields)
         self.stall_timeout = stall_timeout
         self.started = False
+        self._head: bytes | None = None
         self.gone = False
         self.sent = 0
 
@@ -77,14 +79,23 @@ class ClientRelay:
             self.close_after = True
         if self.close_after:
             fields.append(("Connection", "close"))
-        self.started = True
-        await self._send(head_bytes(status_line, fields))
+        self._head = head_bytes(status_line, fields)
 
     async def body(self, data: bytes) -> None:
-        """See :meth:`webark.fetch.transport.Relay.body`."""
+        """See :meth:`webark.fetch.transport.Relay.body`: the head goes out with the
+        first body bytes, in one write (one system call, one segment: on loopback a
+        third of the proxy's time per small response went into ``send``)."""
         await self._send(data)
 
+    async def flush(self) -> None:
+        """Send a head still held back (a response without body bytes); call when the
+        fetch has returned successfully."""
+        await self._send(b"")
+
     async def _send(self, data: bytes) -> None:
+        if self._head is not None:
+            data, self._head = self._head + data, None
+            self.started = True
         if self.gone or not data:
             return
         try:

@@ -428,6 +428,8 @@ class ArchivingProxy:
         if began is not None:  # the capture is dated as the client was told
             ex = dataclasses.replace(ex, started=began)
         meta = self.capture_meta(wm, ex)
+        if ex.ok:
+            await relay.flush()
         if not ex.ok:
             self.failures += 1
             self._log(capture_line(url, ex.status, meta, exchange=ex))
