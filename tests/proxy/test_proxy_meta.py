@@ -111,7 +111,30 @@ def test_prefix_metadata_capture_metadata_and_dedup_ok(site: TestSite, tmp_path:
     assert all(site.url("/p0.html") not in ln for ln in lines)  # "-": not archived
 
 
+def test_dedup_buckets_are_looked_up_in_order_and_stored_into_rw_ones(
+    site: TestSite, tmp_path: Path
+) -> None:
+    job = tmp_path / "job"
+    steps = [
+        ("/same-a.html", {"dedup-buckets": {"A": "rw"}}),  # A gets the original
+        ("/same-b.html", {"dedup-buckets": {"B": "ro", "A": "ro"}}),  # found in A
+        ("/same-b.html", {"dedup-buckets": {"C": "rw"}}),  # C is empty
+        ("/same-a.html", {"dedup-buckets": {"D": "ro"}}),  # D empty; ro: not stored
+        ("/same-a.html", {"dedup-buckets": {"D": "rw"}}),  # D still empty: stored now
+        ("/same-b.html", {"dedup-bucket": "D"}),  # legacy form: found in D
+    ]
+    with proxy_process("--job", str(job)) as (port, _):
+        for n, (path, meta) in enumerate(steps, 1):
+            assert _get(port, site.url(path), meta).status_code == 200
+            crawl_log_lines(job / "logs" / "crawl.log", n)
+    kinds = [r.type for r in _records(job) if r.type in ("response", "revisit")]
+    assert kinds == ["response", "revisit", "response", "response", "response", "revisit"]
+    assert sorted(p.name for p in (job / "state" / "dedup-buckets").glob("*.sqlite3")) == [
+        "A.sqlite3", "B.sqlite3", "C.sqlite3", "D.sqlite3"]
+
+
 @pytest.mark.parametrize(("value", "says"), [
+    ('{"dedup-buckets": {"x": "rx"}}', "dedup-buckets"),
     ("{not json", "not JSON"),
     ("[1, 2]", "(top level)"),
     ('{"limits": {"job1/total/pages": 3}}', "limits"),

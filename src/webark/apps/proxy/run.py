@@ -114,7 +114,9 @@ async def run_proxy(s: ProxySettings, ready: Callable[[ArchivingProxy], None]) -
                           max_connections_per_host=s.max_connections_per_host,
                           limits=s.server.limits)  # fmt: skip
     ca = CertAuthority(s.ca_file) if s.ca_file is not None else None
-    proxy = ArchivingProxy(backend, fetcher, s.server, ca)
+    index = backend.config.dedup_index
+    buckets = index.parent / "dedup-buckets" if index is not None else None
+    proxy = ArchivingProxy(backend, fetcher, s.server, ca, buckets)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

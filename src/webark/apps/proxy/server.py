@@ -36,6 +36,7 @@ import dataclasses
 import logging
 import ssl
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import h11
@@ -52,6 +53,8 @@ from webark.apps.proxy.meta import (
 from webark.apps.proxy.relay import ClientRelay
 from webark.capture import CaptureMeta, CaptureResult, WarcCaptureBackend, capture_line
 from webark.crawllog import CrawlLogLine
+from webark.dedup.buckets import Bucketed
+from webark.dedup.sqlite_dedup import SqliteDedupIndex, open_index
 from webark.fetch import HttpFetcher
 from webark.fetch.codes import S_BLOCKED_BY_USER, S_TIMEOUT
 from webark.fetch.exchange import Exchange
@@ -215,14 +218,19 @@ class ArchivingProxy:
         config: listening address and limits.
         ca: the certificate authority of HTTPS man-in-the-middle; without one,
             ``CONNECT`` is refused (501).
+        buckets_dir: where the dedup indexes of ``dedup-buckets`` are kept
+            (``NAME.sqlite3``); None: the header's buckets are ignored (dedup off).
 
     Use ``await proxy.start()``, then ``await proxy.aclose()``; or ``async with``.
     """
 
     def __init__(self, backend: WarcCaptureBackend, fetcher: HttpFetcher,
                  config: ProxyConfig | None = None,
-                 ca: CertAuthority | None = None) -> None:  # fmt: skip
+                 ca: CertAuthority | None = None,
+                 buckets_dir: Path | None = None) -> None:  # fmt: skip
         self.backend = backend
+        self.buckets_dir = buckets_dir
+        self._buckets: dict[str, SqliteDedupIndex] = {}
         self.fetcher = fetcher
         self.config = config or ProxyConfig()
         self.ca = ca
@@ -262,6 +270,9 @@ class ArchivingProxy:
         for a in list(self._archiving):
             with contextlib.suppress(BaseException):
                 await a
+        for index in self._buckets.values():
+            index.close()
+        self._buckets.clear()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
@@ -440,15 +451,32 @@ class ArchivingProxy:
             return not req.wants_close
         if wm.archive:
             # shielded: a client that goes (or a shutdown) does not cut the capture short
-            task = asyncio.ensure_future(self._archive(url, ex, meta))
+            task = asyncio.ensure_future(self._archive(url, ex, meta, self.dedup_for(wm)))
             self._archiving.add(task)
             task.add_done_callback(self._archiving.discard)
             await asyncio.shield(task)
         return not (relay.close_after or relay.gone or ex.truncated)
 
-    async def _archive(self, url: str, ex: Exchange, meta: CaptureMeta) -> CaptureResult:
+    def dedup_for(self, wm: WarcproxMeta) -> Bucketed | None:
+        """The dedup index of a request's ``dedup-buckets`` (each bucket an SQLite
+        dedup index in ``buckets_dir``, opened on first use), None for the back end's
+        own."""
+        if not wm.dedup_buckets or self.buckets_dir is None:
+            return None
+        stores = []
+        for name, writable in wm.dedup_buckets:
+            index = self._buckets.get(name)
+            if index is None:
+                self.buckets_dir.mkdir(parents=True, exist_ok=True)
+                index = open_index(self.buckets_dir / f"{name}.sqlite3", commit_every=1)
+                self._buckets[name] = index
+            stores.append((index, writable))
+        return Bucketed(stores)
+
+    async def _archive(self, url: str, ex: Exchange, meta: CaptureMeta,
+                       dedup: Bucketed | None) -> CaptureResult:  # fmt: skip
         """Archive one capture and write its crawl.log line."""
-        result = await self.backend.archive(ex, meta)
+        result = await self.backend.archive(ex, meta, dedup=dedup)
         self._log(capture_line(url, ex.status, meta, exchange=ex, result=result))
         return result
 
