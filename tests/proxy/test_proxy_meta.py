@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import httpx
 import pytest
 from proxy_support import crawl_log_lines, proxy_process
 
-from sites import HTML, TestSite, html
+from sites import HTML, PNG_BYTES, TestSite, html
 from webark.apps.proxy.meta import schema
 from webark.warc.reader import ArchiveReader
 
@@ -156,3 +157,37 @@ def test_the_documented_schema_is_the_one_validated() -> None:
     block = re.search(r"```json\n(\{\n  \"\$schema\".*?)\n```", doc, re.S)
     assert block is not None
     assert json.loads(block.group(1)) == schema()
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(data)
+        out = b""
+        while b"\r\n\r\n" not in out:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        return out
+
+
+def test_warcprox_write_record_writes_the_clients_record(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    shot = PNG_BYTES * 3
+    meta = json.dumps({"warc-prefix": "shots"})
+    with proxy_process("--job", str(job)) as (port, _):
+        ok = _raw(port, b"WARCPROX_WRITE_RECORD screenshot:http://example.test/ HTTP/1.1\r\n"
+                  b"Host: example.test\r\nWARC-Type: resource\r\nContent-Type: image/png\r\n"
+                  b"Warcprox-Meta: " + meta.encode() + b"\r\n"
+                  b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(shot) + shot)
+        assert ok.startswith(b"HTTP/1.1 204 ")
+        bad = _raw(port, b"WARCPROX_WRITE_RECORD screenshot:http://example.test/ HTTP/1.1\r\n"
+                   b"Host: example.test\r\nWARC-Type: response\r\nContent-Type: image/png\r\n"
+                   b"Content-Length: 1\r\nConnection: close\r\n\r\nx")
+        assert bad.startswith(b"HTTP/1.1 400 ") and b"WARC-Type: resource" in bad
+    (warc,) = (job / "warcs").iterdir()
+    assert warc.name.startswith("shots-")
+    rec = [r for r in ArchiveReader(str(warc)) if r.type == "resource"]
+    assert len(rec) == 1 and rec[0].target_uri == "screenshot:http://example.test/"
+    assert rec[0].headers.get("content-type") == "image/png"
+    assert rec[0].block.read_all() == shot

@@ -51,7 +51,14 @@ from webark.apps.proxy.meta import (
     response_field,
 )
 from webark.apps.proxy.relay import ClientRelay
-from webark.capture import CaptureMeta, CaptureResult, WarcCaptureBackend, capture_line
+from webark.capture import (
+    BadWarcPrefix,
+    CaptureMeta,
+    CaptureResult,
+    WarcCaptureBackend,
+    capture_line,
+)
+from webark.core.errors import InvalidRecordError
 from webark.crawllog import CrawlLogLine
 from webark.dedup.buckets import Bucketed
 from webark.dedup.sqlite_dedup import SqliteDedupIndex, open_index
@@ -66,6 +73,8 @@ __all__ = ["ArchivingProxy", "ClientRequest", "ProxyConfig", "read_request"]
 log = logging.getLogger(__name__)
 
 READ_SIZE = 64 * 1024
+WRITE_RECORD = "WARCPROX_WRITE_RECORD"
+"""warcprox's HTTP method for writing a record the client built."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +338,10 @@ class ArchivingProxy:
         if req.method == "CONNECT" and origin is None:
             await self._tunnel(req, reader, writer)
             return False
+        if req.method == WRITE_RECORD:
+            writer.write(await self._write_record(req))
+            await writer.drain()
+            return not req.wants_close
         url = self._url(req, origin)
         if url is None:
             writer.write(message(400, "Bad Request",
@@ -368,6 +381,33 @@ class ArchivingProxy:
         shown = f"[{host}]" if ":" in host else host
         origin = f"https://{shown}" if port == 443 else f"https://{shown}:{port}"
         await self._serve(reader, writer, origin)
+
+    async def _write_record(self, req: ClientRequest) -> bytes:
+        """warcprox's ``WARCPROX_WRITE_RECORD`` method: a record the client built
+        (Brozzler's screenshots), written through the same writer. The target is the
+        record's WARC-Target-URI (e.g. ``screenshot:https://example.org/``), the body its
+        block, ``Content-Type`` its type; ``WARC-Type: resource`` is the one type
+        accepted. ``Warcprox-Meta`` (``warc-prefix``, ``metadata``) applies. 204 when
+        written, 400 otherwise."""
+        try:
+            wm = parse_header(req.header(HEADER))
+        except WarcproxMetaError as e:
+            return message(400, "Bad Request", f"{e}\n", close=req.wants_close)
+        wtype = (req.header("WARC-Type") or "").strip()
+        ctype = req.header("Content-Type")
+        if wtype != "resource" or not ctype or req.header("Content-Length") is None:
+            return message(400, "Bad Request",
+                           f"{WRITE_RECORD} needs WARC-Type: resource, a Content-Type and a "
+                           f"Content-Length (got WARC-Type {wtype!r})\n",
+                           close=req.wants_close)  # fmt: skip
+        record = self.backend.series.builder.resource(req.target, req.body, ctype)
+        meta = CaptureMeta(warc_prefix=wm.warc_prefix, warcinfo=wm.warcinfo)
+        try:
+            await self.backend.write_record(record, meta=meta)
+        except (InvalidRecordError, BadWarcPrefix) as e:
+            return message(400, "Bad Request", f"{e}\n", close=req.wants_close)
+        return b"HTTP/1.1 204 No Content\r\n" + (b"Connection: close\r\n"
+                                                    if req.wants_close else b"") + b"\r\n"
 
     @staticmethod
     def _url(req: ClientRequest, origin: str | None) -> str | None:
