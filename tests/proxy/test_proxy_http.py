@@ -87,10 +87,12 @@ def test_hop_by_hop_fields_stay_on_their_hop(tmp_path: Path) -> None:
     site = TestSite({"/h": (200, (("Content-Type", "text/plain"), ("X-Private", "p"),
                                   ("Connection", "keep-alive, X-Private"),
                                   ("Keep-Alive", "timeout=5")), b"hop")})  # fmt: skip
-    with site, proxy_process("--job", str(tmp_path / "job")) as (port, _):
+    ca = tmp_path / "ca.pem"
+    with site, proxy_process("--job", str(tmp_path / "job"), "--ca-file", str(ca)) as (port, _):
         out = curl(port, site.url("/h"), "-i", "-H", "Connection: X-Hop", "-H", "X-Hop: 1",
                    "-H", 'Warcprox-Meta: {"warc-prefix": "x"}', "-H", "X-End: 2")  # fmt: skip
         crawl_log_lines(tmp_path / "job" / "logs" / "crawl.log", 1)
+    assert not ca.exists()  # the CA is made on first CONNECT, not for plain HTTP
     head = out.stdout.split(b"\r\n\r\n", 1)[0].lower()
     assert out.stdout.endswith(b"hop")
     assert b"x-private" not in head and b"keep-alive" not in head

@@ -123,6 +123,8 @@ async def run_proxy(s: ProxySettings, ready: Callable[[ArchivingProxy], None]) -
         resolver=OverrideResolver(s.resolve, None) if s.resolve_only else None,
     )  # fmt: skip
     ca = CertAuthority(s.ca_file) if s.ca_file is not None else None
+    if ca is not None and ca.path.exists():
+        ca.cert_pem()  # a CA file that is there must be usable (ValueError at start)
     index = backend.config.dedup_index
     buckets = index.parent / "dedup-buckets" if index is not None else None
     proxy = ArchivingProxy(backend, fetcher, s.server, ca, buckets)
