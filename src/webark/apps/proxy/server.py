@@ -471,7 +471,8 @@ class ArchivingProxy:
             stamp = self.backend.series.builder.format_date(began)
             extra.append(response_field({"capture-metadata": {"timestamp": stamp}}))
         relay = ClientRelay(writer, req.method, close=req.wants_close, extra_fields=extra,
-                            stall_timeout=self.config.stall_timeout)  # fmt: skip
+                            stall_timeout=self.config.stall_timeout,
+                            http10=req.http_version == "1.0")  # fmt: skip
         ex = await self.fetcher.fetch(
             url, method=req.method, headers=request_fields(req.headers), body=req.body,
             limits=self.config.limits, relay=relay,
