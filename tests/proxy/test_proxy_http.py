@@ -136,3 +136,17 @@ def test_upstream_failures_answer_502_and_504_and_write_nothing(tmp_path: Path) 
             s.close()
     assert [ln.split()[1] for ln in lines] == ["-2", "-4"]
     assert [r for r in _records(job / "warcs") if r.type != "warcinfo"] == []
+
+
+def test_wget_through_the_proxy(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    with _site() as site, proxy_process("--job", str(job)) as (port, _):
+        got = subprocess.run(
+            ["wget", "-q", "-O", "-", "-e", "use_proxy=yes", "-e",
+             f"http_proxy=http://127.0.0.1:{port}", site.url("/chunked")],
+            capture_output=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert got.stdout == CHUNKED_BODY
+        (line,) = crawl_log_lines(job / "logs" / "crawl.log", 1)
+    assert line.split()[1] == "200" and "Wget" in site.snapshot()[0].user_agent
+    assert [r.type for r in _records(job / "warcs")] == ["warcinfo", "response", "request"]
