@@ -17,6 +17,7 @@ import httpx
 import pytest
 from proxy_support import crawl_log_lines, proxy_process
 
+from http_wait import webark_child
 from sites import HTML, PNG_BYTES, TestSite, html
 from webark.apps.proxy.meta import schema
 from webark.warc.reader import ArchiveReader
@@ -191,3 +192,23 @@ def test_warcprox_write_record_writes_the_clients_record(tmp_path: Path) -> None
     assert len(rec) == 1 and rec[0].target_uri == "screenshot:http://example.test/"
     assert rec[0].headers.get("content-type") == "image/png"
     assert rec[0].block.read_all() == shot
+
+
+def test_status_needs_the_token_and_counts_by_bucket(site: TestSite, tmp_path: Path) -> None:
+    ready = re.compile(r"at http://127\.0\.0\.1:(\d+)/ .*Bearer (\S+)\)")
+    argv = ["proxy", "--job", str(tmp_path / "job"), "--port", "0", "--allow-private",
+            "--resolve-only", "--ca-file", str(tmp_path / "ca.pem")]  # fmt: skip
+    with webark_child(argv, ready) as (m, _):
+        port, token = int(m.group(1)), m.group(2)
+        assert _get(port, site.url("/p1.html"), {"stats": {"buckets": ["b1"]}}).status_code == 200
+        crawl_log_lines(tmp_path / "job" / "logs" / "crawl.log", 1)
+        base = f"http://127.0.0.1:{port}/status"
+        assert httpx.get(base).status_code == 401
+        assert httpx.get(base, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        got = httpx.get(base, headers={"Authorization": f"Bearer {token}"})
+    assert got.status_code == 200
+    status = got.json()
+    assert status["role"] == "webark-proxy" and status["port"] == port
+    assert status["buckets"]["b1"]["new"]["urls"] == 1
+    assert status["buckets"]["__all__"]["total"]["urls"] == 1
+    assert status["warc_bytes_written"] > 0

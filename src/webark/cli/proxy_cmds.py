@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from webark.apps.control.app import new_token
 from webark.apps.proxy.ca import CertAuthority
 from webark.apps.proxy.run import DEFAULT_CA_FILE, ProxySettings, run_proxy
 from webark.apps.proxy.server import ArchivingProxy, ProxyConfig
@@ -62,6 +63,7 @@ def proxy(ctx: click.Context, job_dir: Path | None, collection: Path | None, hos
         return
     if (job_dir is None) == (collection is None):
         raise click.UsageError("give --job DIR or --collection DIR (one of them)")
+    token = new_token()
     overrides = {}
     for item in resolve:
         host, sep, ip = item.partition("=")
@@ -72,7 +74,7 @@ def proxy(ctx: click.Context, job_dir: Path | None, collection: Path | None, hos
         job_dir=job_dir, collection=collection, prefix=prefix, dedup=dedup,
         allow_private=allow_private, compression=compression,  # type: ignore[arg-type]
         max_size=max_warc_size,
-        server=ProxyConfig(host=host, port=port, limits=FetchLimits(
+        server=ProxyConfig(host=host, port=port, status_token=token, limits=FetchLimits(
             connect_timeout=connect_timeout, read_timeout=read_timeout,
             total_timeout=3600.0)),
         ca_file=ca_file.expanduser(), resolve=overrides, resolve_only=resolve_only,
@@ -81,7 +83,8 @@ def proxy(ctx: click.Context, job_dir: Path | None, collection: Path | None, hos
 
     def ready(p: ArchivingProxy) -> None:
         where = collection or job_dir
-        click.echo(f"webark proxy: recording into {where} at http://{host}:{p.port}/")
+        click.echo(f"webark proxy: recording into {where} at http://{host}:{p.port}/ "
+                   f"(GET /status with Authorization: Bearer {token})")
 
     try:
         asyncio.run(run_proxy(settings, ready))

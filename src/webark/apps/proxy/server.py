@@ -33,6 +33,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hmac
+import json
 import logging
 import ssl
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ from urllib.parse import urlsplit
 
 import h11
 
+from webark import __version__
 from webark.apps.proxy.ca import CertAuthority
 from webark.apps.proxy.headers import connection_tokens, message, request_fields
 from webark.apps.proxy.meta import (
@@ -92,6 +95,7 @@ class ProxyConfig:
             request.
         stall_timeout: seconds a client may stop reading a response before it is
             dropped (the capture goes on).
+        status_token: the bearer token of ``GET /status``; None: no status page.
     """
 
     host: str = "127.0.0.1"
@@ -103,6 +107,7 @@ class ProxyConfig:
     max_head_size: int = 64 * 1024
     idle_timeout: float = 120.0
     stall_timeout: float = 60.0
+    status_token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +348,10 @@ class ArchivingProxy:
             await writer.drain()
             return not req.wants_close
         url = self._url(req, origin)
+        if url is None and origin is None and req.target.split("?")[0] == "/status":
+            writer.write(self._status(req))
+            await writer.drain()
+            return not req.wants_close
         if url is None:
             writer.write(message(400, "Bad Request",
                                  f"not a proxy request: {req.method} {req.target}\n"))  # fmt: skip
@@ -408,6 +417,30 @@ class ArchivingProxy:
             return message(400, "Bad Request", f"{e}\n", close=req.wants_close)
         return b"HTTP/1.1 204 No Content\r\n" + (b"Connection: close\r\n"
                                                     if req.wants_close else b"") + b"\r\n"
+
+    def _status(self, req: ClientRequest) -> bytes:
+        """``GET /status`` with ``Authorization: Bearer TOKEN`` (as the crawl control
+        API): JSON with the proxy's counters, WARC bytes written and the capture
+        statistics by bucket (warcprox's ``/status`` and its stats). 401 without the
+        token, 404 when the proxy has none."""
+        token = self.config.status_token
+        if token is None:
+            return message(404, "Not Found", "no status page (no token)\n", close=req.wants_close)
+        scheme, _, given = (req.header("Authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(),
+                                                                  token.encode()):  # fmt: skip
+            return message(401, "Unauthorized", "a bearer token is needed\n",
+                           [("WWW-Authenticate", 'Bearer realm="webark proxy"')],
+                           close=req.wants_close)  # fmt: skip
+        body = {
+            "role": "webark-proxy", "version": __version__, "port": self.port,
+            "requests": self.requests, "failures": self.failures,
+            "active_connections": len(self._clients),
+            "warc_bytes_written": self.backend.warc_bytes(),
+            **self.backend.stats.to_json(),
+        }  # fmt: skip
+        return message(200, "OK", json.dumps(body, indent=1) + "\n",
+                       [("Content-Type", "application/json")], close=req.wants_close)  # fmt: skip
 
     @staticmethod
     def _url(req: ClientRequest, origin: str | None) -> str | None:
