@@ -108,7 +108,7 @@ def start_webark(work: Path) -> tuple[subprocess.Popen[bytes], int]:
     proc = subprocess.Popen(
         [sys.executable, "-c", "from webark.cli.main import main; main()", "proxy",
          "--job", str(work / "job"), "--port", str(port), "--allow-private",
-         "--ca-file", str(work / "ca.pem")],
+         "--ca-file", str(work / "ca.pem"), "--resolve-only"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     return proc, port

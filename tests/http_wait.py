@@ -3,13 +3,16 @@ and running one for the length of a ``with`` block."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 
@@ -78,3 +81,32 @@ def webark_serve_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[str
     with webark_child(["serve", *args, "--port", "0"], _SERVE_URL) as (m, proc):
         wait_until_serving(m.group(1))
         yield m.group(1), proc
+
+
+_PROXY_URL = re.compile(r"at http://127\.0\.0\.1:(\d+)/")
+
+
+@contextmanager
+def proxy_process(*args: str) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    """``webark proxy ARGS --port 0 --allow-private --resolve-only``: yields (its port,
+    the process) once listening; stopped (SIGTERM) at the end. Its CA is in a
+    temporary folder unless ARGS give ``--ca-file``. No name is looked up
+    (tests fetch IP literals on loopback), so nothing a client asks for leaves the
+    machine."""
+    argv = ["proxy", *args, "--port", "0", "--allow-private", "--resolve-only"]
+    with tempfile.TemporaryDirectory(prefix="webark-proxy-ca-") as ca_dir:
+        if "--ca-file" not in args:  # never the default CA under the home folder
+            argv += ["--ca-file", os.path.join(ca_dir, "proxy-ca.pem")]
+        with webark_child(argv, _PROXY_URL) as (m, proc):
+            yield int(m.group(1)), proc
+
+
+def crawl_log_lines(path: Path, n: int, wait: float = 10.0) -> list[str]:
+    """The lines of a crawl.log once it has at least ``n`` (the proxy archives after
+    the client has its response); fewer after ``wait`` seconds."""
+    end = time.monotonic() + wait
+    while True:
+        lines = path.read_text().splitlines() if path.exists() else []
+        if len(lines) >= n or time.monotonic() > end:
+            return lines
+        time.sleep(0.05)

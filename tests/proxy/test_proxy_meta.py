@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,8 @@ import httpx
 import pytest
 from proxy_support import crawl_log_lines, proxy_process
 
-from sites import HTML, TestSite, html
+from http_wait import webark_child
+from sites import HTML, PNG_BYTES, TestSite, html
 from webark.apps.proxy.meta import schema
 from webark.warc.reader import ArchiveReader
 
@@ -111,7 +113,30 @@ def test_prefix_metadata_capture_metadata_and_dedup_ok(site: TestSite, tmp_path:
     assert all(site.url("/p0.html") not in ln for ln in lines)  # "-": not archived
 
 
+def test_dedup_buckets_are_looked_up_in_order_and_stored_into_rw_ones(
+    site: TestSite, tmp_path: Path
+) -> None:
+    job = tmp_path / "job"
+    steps = [
+        ("/same-a.html", {"dedup-buckets": {"A": "rw"}}),  # A gets the original
+        ("/same-b.html", {"dedup-buckets": {"B": "ro", "A": "ro"}}),  # found in A
+        ("/same-b.html", {"dedup-buckets": {"C": "rw"}}),  # C is empty
+        ("/same-a.html", {"dedup-buckets": {"D": "ro"}}),  # D empty; ro: not stored
+        ("/same-a.html", {"dedup-buckets": {"D": "rw"}}),  # D still empty: stored now
+        ("/same-b.html", {"dedup-bucket": "D"}),  # legacy form: found in D
+    ]
+    with proxy_process("--job", str(job)) as (port, _):
+        for n, (path, meta) in enumerate(steps, 1):
+            assert _get(port, site.url(path), meta).status_code == 200
+            crawl_log_lines(job / "logs" / "crawl.log", n)
+    kinds = [r.type for r in _records(job) if r.type in ("response", "revisit")]
+    assert kinds == ["response", "revisit", "response", "response", "response", "revisit"]
+    assert sorted(p.name for p in (job / "state" / "dedup-buckets").glob("*.sqlite3")) == [
+        "A.sqlite3", "B.sqlite3", "C.sqlite3", "D.sqlite3"]
+
+
 @pytest.mark.parametrize(("value", "says"), [
+    ('{"dedup-buckets": {"x": "rx"}}', "dedup-buckets"),
     ("{not json", "not JSON"),
     ("[1, 2]", "(top level)"),
     ('{"limits": {"job1/total/pages": 3}}', "limits"),
@@ -133,3 +158,57 @@ def test_the_documented_schema_is_the_one_validated() -> None:
     block = re.search(r"```json\n(\{\n  \"\$schema\".*?)\n```", doc, re.S)
     assert block is not None
     assert json.loads(block.group(1)) == schema()
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(data)
+        out = b""
+        while b"\r\n\r\n" not in out:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        return out
+
+
+def test_warcprox_write_record_writes_the_clients_record(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    shot = PNG_BYTES * 3
+    meta = json.dumps({"warc-prefix": "shots"})
+    with proxy_process("--job", str(job)) as (port, _):
+        ok = _raw(port, b"WARCPROX_WRITE_RECORD screenshot:http://example.test/ HTTP/1.1\r\n"
+                  b"Host: example.test\r\nWARC-Type: resource\r\nContent-Type: image/png\r\n"
+                  b"Warcprox-Meta: " + meta.encode() + b"\r\n"
+                  b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(shot) + shot)
+        assert ok.startswith(b"HTTP/1.1 204 ")
+        bad = _raw(port, b"WARCPROX_WRITE_RECORD screenshot:http://example.test/ HTTP/1.1\r\n"
+                   b"Host: example.test\r\nWARC-Type: response\r\nContent-Type: image/png\r\n"
+                   b"Content-Length: 1\r\nConnection: close\r\n\r\nx")
+        assert bad.startswith(b"HTTP/1.1 400 ") and b"WARC-Type: resource" in bad
+    (warc,) = (job / "warcs").iterdir()
+    assert warc.name.startswith("shots-")
+    rec = [r for r in ArchiveReader(str(warc)) if r.type == "resource"]
+    assert len(rec) == 1 and rec[0].target_uri == "screenshot:http://example.test/"
+    assert rec[0].headers.get("content-type") == "image/png"
+    assert rec[0].block.read_all() == shot
+
+
+def test_status_needs_the_token_and_counts_by_bucket(site: TestSite, tmp_path: Path) -> None:
+    ready = re.compile(r"at http://127\.0\.0\.1:(\d+)/ .*Bearer (\S+)\)")
+    argv = ["proxy", "--job", str(tmp_path / "job"), "--port", "0", "--allow-private",
+            "--resolve-only", "--ca-file", str(tmp_path / "ca.pem")]  # fmt: skip
+    with webark_child(argv, ready) as (m, _):
+        port, token = int(m.group(1)), m.group(2)
+        assert _get(port, site.url("/p1.html"), {"stats": {"buckets": ["b1"]}}).status_code == 200
+        crawl_log_lines(tmp_path / "job" / "logs" / "crawl.log", 1)
+        base = f"http://127.0.0.1:{port}/status"
+        assert httpx.get(base).status_code == 401
+        assert httpx.get(base, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        got = httpx.get(base, headers={"Authorization": f"Bearer {token}"})
+    assert got.status_code == 200
+    status = got.json()
+    assert status["role"] == "webark-proxy" and status["port"] == port
+    assert status["buckets"]["b1"]["new"]["urls"] == 1
+    assert status["buckets"]["__all__"]["total"]["urls"] == 1
+    assert status["warc_bytes_written"] > 0

@@ -189,16 +189,19 @@ class WarcCaptureBackend:
         self._closed = False
 
     # -- capturing --------------------------------------------------------------------
-    async def archive(self, exchange: Exchange, meta: CaptureMeta) -> CaptureResult:
+    async def archive(self, exchange: Exchange, meta: CaptureMeta, *,
+                      dedup: DedupStore | None = None) -> CaptureResult:  # fmt: skip
         """See :meth:`CaptureBackend.archive`; the steps are those of the module
-        docstring, in this one method."""
+        docstring, in this one method. ``dedup``: this capture's dedup index instead
+        of the back end's (warcprox ``dedup-buckets``:
+        :class:`webark.dedup.buckets.Bucketed`)."""
         if self._closed:
             raise CaptureError("capture back end is closed")
         if not exchange.ok:
             raise CaptureError(f"nothing to archive: the fetch of {exchange.url} failed "
                                f"({exchange.error})")  # fmt: skip
         # 1. dedup decision
-        index = self.dedup
+        index = dedup if dedup is not None else self.dedup
         policy = meta.dedup_policy or self.config.dedup_policy
         choice = NO_REVISIT if index is None else find_original(exchange, index, index, policy)
         # 2. records

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from webark.apps.control.app import new_token
 from webark.apps.proxy.ca import CertAuthority
 from webark.apps.proxy.run import DEFAULT_CA_FILE, ProxySettings, run_proxy
 from webark.apps.proxy.server import ArchivingProxy, ProxyConfig
@@ -40,11 +41,16 @@ from webark.fetch.limits import FetchLimits
 @click.option("--ca-file", type=click.Path(dir_okay=False, path_type=Path),
               default=str(DEFAULT_CA_FILE), show_default=True,
               help="CA of HTTPS man-in-the-middle (made on first use, mode 0600).")
+@click.option("--resolve", "resolve", multiple=True, metavar="HOST=IP",
+              help="Connect to IP for HOST (like curl --resolve); repeatable.")
+@click.option("--resolve-only", is_flag=True,
+              help="Look up no name through the system resolver (only --resolve hosts "
+                   "and IP literals are fetched).")
 @click.pass_context
 def proxy(ctx: click.Context, job_dir: Path | None, collection: Path | None, host: str,
           port: int, prefix: str, dedup: bool, allow_private: bool, compression: str,
           max_warc_size: int, connect_timeout: float, read_timeout: float,
-          ca_file: Path) -> None:  # fmt: skip
+          ca_file: Path, resolve: tuple[str, ...], resolve_only: bool) -> None:  # fmt: skip
     """Run an archiving HTTP/1.1 proxy: every exchange relayed is written to WARC
     (response + request records, revisits for known payloads) and crawl.log.
 
@@ -57,20 +63,28 @@ def proxy(ctx: click.Context, job_dir: Path | None, collection: Path | None, hos
         return
     if (job_dir is None) == (collection is None):
         raise click.UsageError("give --job DIR or --collection DIR (one of them)")
+    token = new_token()
+    overrides = {}
+    for item in resolve:
+        host, sep, ip = item.partition("=")
+        if not sep or not host or not ip:
+            raise click.BadParameter(f"{item!r}: expected HOST=IP", param_hint="--resolve")
+        overrides[host] = ip
     settings = ProxySettings(
         job_dir=job_dir, collection=collection, prefix=prefix, dedup=dedup,
         allow_private=allow_private, compression=compression,  # type: ignore[arg-type]
         max_size=max_warc_size,
-        server=ProxyConfig(host=host, port=port, limits=FetchLimits(
+        server=ProxyConfig(host=host, port=port, status_token=token, limits=FetchLimits(
             connect_timeout=connect_timeout, read_timeout=read_timeout,
             total_timeout=3600.0)),
-        ca_file=ca_file.expanduser(),
+        ca_file=ca_file.expanduser(), resolve=overrides, resolve_only=resolve_only,
     )  # fmt: skip
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
     def ready(p: ArchivingProxy) -> None:
         where = collection or job_dir
-        click.echo(f"webark proxy: recording into {where} at http://{host}:{p.port}/")
+        click.echo(f"webark proxy: recording into {where} at http://{host}:{p.port}/ "
+                   f"(GET /status with Authorization: Bearer {token})")
 
     try:
         asyncio.run(run_proxy(settings, ready))

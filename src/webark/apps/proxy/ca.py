@@ -56,23 +56,40 @@ class CertAuthority:
         path: the PEM file of the CA's key and certificate.
         name: the CA's common name when it is created.
 
-    Raises:
-        ValueError: ``path`` exists but holds no usable key and certificate.
+    Nothing is read or made until the CA is first needed (a ``CONNECT``, ``webark proxy
+    ca``); then ``ValueError`` when ``path`` holds no usable RSA key and certificate.
     """
 
     def __init__(self, path: str | os.PathLike[str], name: str = "webark proxy CA") -> None:
         self.path = Path(path)
+        self.name = name
         self.certs_dir = self.path.with_name(self.path.stem + "-certs")
         self._contexts: dict[str, ssl.SSLContext] = {}
-        if not self.path.exists():
-            self._create(name)
-        data = self.path.read_bytes()
-        key = serialization.load_pem_private_key(data, password=None)
-        if not isinstance(key, rsa.RSAPrivateKey):
-            raise ValueError(f"{self.path}: not an RSA CA key")
-        self.key = key
-        self.cert = x509.load_pem_x509_certificate(data)
-        self._leaf_key = self._load_leaf_key()
+        self._loaded: tuple[rsa.RSAPrivateKey, x509.Certificate,
+                            ec.EllipticCurvePrivateKey] | None = None  # fmt: skip
+
+    def _load(self) -> tuple[rsa.RSAPrivateKey, x509.Certificate, ec.EllipticCurvePrivateKey]:
+        """The CA key, its certificate and the leaf key: read, or made on first use
+        (a proxy that never sees a CONNECT writes no CA)."""
+        if self._loaded is None:
+            if not self.path.exists():
+                self._create(self.name)
+            data = self.path.read_bytes()
+            key = serialization.load_pem_private_key(data, password=None)
+            if not isinstance(key, rsa.RSAPrivateKey):
+                raise ValueError(f"{self.path}: not an RSA CA key")
+            self._loaded = (key, x509.load_pem_x509_certificate(data), self._load_leaf_key())
+        return self._loaded
+
+    @property
+    def key(self) -> rsa.RSAPrivateKey:
+        """The CA's private key."""
+        return self._load()[0]
+
+    @property
+    def cert(self) -> x509.Certificate:
+        """The CA's certificate."""
+        return self._load()[1]
 
     def _create(self, name: str) -> None:
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -128,7 +145,7 @@ class CertAuthority:
         cert = (
             x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host[:64])]))
-            .issuer_name(self.cert.subject).public_key(self._leaf_key.public_key())
+            .issuer_name(self.cert.subject).public_key(self._load()[2].public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - dt.timedelta(days=1))
             .not_valid_after(now + dt.timedelta(days=LEAF_DAYS))
@@ -140,7 +157,7 @@ class CertAuthority:
                 self.key.public_key()), critical=False)
             .sign(self.key, hashes.SHA256())
         )  # fmt: skip
-        return cert.public_bytes(serialization.Encoding.PEM) + _pem_key(self._leaf_key)
+        return cert.public_bytes(serialization.Encoding.PEM) + _pem_key(self._load()[2])
 
     def server_context(self, host: str) -> ssl.SSLContext:
         """A server TLS context presenting ``host``'s leaf certificate (cached), with

@@ -3,7 +3,8 @@
 what the proxy does with one request.
 
 Keys and their warcprox semantics (warcprox ``api.rst``, ``warcproxy.py``): ``warc-prefix``
-(the WARC series; ``-``: do not archive), ``stats.buckets`` (capture statistics per
+(the WARC series; ``-``: do not archive), ``dedup-buckets`` (``{name: "rw"|"ro"}`` in
+lookup order; legacy ``dedup-bucket``), ``stats.buckets`` (capture statistics per
 bucket besides ``__all__``), ``limits`` / ``soft-limits`` (``"bucket/sub/stat": n``;
 reached → 420 / 430 before anything is fetched), ``blocks`` (rules; a match → 403
 ``blocked-by-rule``), ``metadata`` (``seed`` → crawl.log source tag; all of it → the
@@ -78,6 +79,8 @@ class WarcproxMeta:
     metadata: dict[str, Any] | None = None
     accept: tuple[str, ...] = ()
     dedup_ok: bool = True
+    dedup_buckets: tuple[tuple[str, bool], ...] = ()
+    """``(name, writable)`` in lookup order; ``()``: the proxy's own dedup index."""
 
     @property
     def archive(self) -> bool:
@@ -161,8 +164,14 @@ def parse_header(value: str | None) -> WarcproxMeta:
             except re.error as e:
                 raise WarcproxMetaError(f"{HEADER}: at blocks: bad regex {rule['regex']!r}: "
                                         f"{e}") from e  # fmt: skip
+    if "dedup-buckets" in obj:
+        dedup = tuple((name, mode == "rw") for name, mode in obj["dedup-buckets"].items())
+    elif "dedup-bucket" in obj:
+        dedup = ((obj["dedup-bucket"], True),)
+    else:
+        dedup = ()
     return WarcproxMeta(
-        warc_prefix=obj.get("warc-prefix"), stats_buckets=buckets,
+        warc_prefix=obj.get("warc-prefix"), stats_buckets=buckets, dedup_buckets=dedup,
         limits=dict(obj.get("limits", {})), soft_limits=dict(obj.get("soft-limits", {})),
         blocks=blocks, metadata=obj.get("metadata"), accept=tuple(obj.get("accept", [])),
         dedup_ok=obj.get("dedup-ok", True),

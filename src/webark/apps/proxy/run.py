@@ -30,6 +30,7 @@ from webark.apps.proxy.server import ArchivingProxy, ProxyConfig
 from webark.capture import CaptureConfig, SeriesConfig, WarcCaptureBackend
 from webark.capture.collection_sink import CollectionSink
 from webark.fetch import HttpFetcher
+from webark.fetch.dns import OverrideResolver
 from webark.index.collection import Collection
 from webark.warc.builders import WarcinfoFields
 from webark.warc.serialize import Codec
@@ -59,6 +60,9 @@ class ProxySettings:
         max_connections_per_host: upstream connections in use at once per host.
         ca_file: the CA of HTTPS man-in-the-middle (created when missing); None
             refuses CONNECT.
+        resolve: host → address overrides (curl's ``--resolve``).
+        resolve_only: no name goes to the system resolver (hosts not in ``resolve``
+            fail with -6 and a 502; IP literals are fetched as they are).
     """
 
     job_dir: Path | None = None
@@ -71,6 +75,8 @@ class ProxySettings:
     server: ProxyConfig = field(default_factory=ProxyConfig)
     max_connections_per_host: int = 64
     ca_file: Path | None = None
+    resolve: dict[str, str] = field(default_factory=dict)
+    resolve_only: bool = False
 
 
 def open_backend(s: ProxySettings) -> tuple[WarcCaptureBackend, CollectionSink | None]:
@@ -110,11 +116,18 @@ def open_backend(s: ProxySettings) -> tuple[WarcCaptureBackend, CollectionSink |
 async def run_proxy(s: ProxySettings, ready: Callable[[ArchivingProxy], None]) -> None:
     """Serve until SIGTERM or SIGINT; ``ready`` is called once listening."""
     backend, sink = open_backend(s)
-    fetcher = HttpFetcher(USER_AGENT, allow_private=s.allow_private,
-                          max_connections_per_host=s.max_connections_per_host,
-                          limits=s.server.limits)  # fmt: skip
+    fetcher = HttpFetcher(
+        USER_AGENT, allow_private=s.allow_private, limits=s.server.limits,
+        max_connections_per_host=s.max_connections_per_host,
+        resolve=None if s.resolve_only else s.resolve or None,
+        resolver=OverrideResolver(s.resolve, None) if s.resolve_only else None,
+    )  # fmt: skip
     ca = CertAuthority(s.ca_file) if s.ca_file is not None else None
-    proxy = ArchivingProxy(backend, fetcher, s.server, ca)
+    if ca is not None and ca.path.exists():
+        ca.cert_pem()  # a CA file that is there must be usable (ValueError at start)
+    index = backend.config.dedup_index
+    buckets = index.parent / "dedup-buckets" if index is not None else None
+    proxy = ArchivingProxy(backend, fetcher, s.server, ca, buckets)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

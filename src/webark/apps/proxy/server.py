@@ -33,13 +33,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hmac
+import json
 import logging
 import ssl
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import h11
 
+from webark import __version__
 from webark.apps.proxy.ca import CertAuthority
 from webark.apps.proxy.headers import connection_tokens, message, request_fields
 from webark.apps.proxy.meta import (
@@ -50,8 +54,17 @@ from webark.apps.proxy.meta import (
     response_field,
 )
 from webark.apps.proxy.relay import ClientRelay
-from webark.capture import CaptureMeta, CaptureResult, WarcCaptureBackend, capture_line
+from webark.capture import (
+    BadWarcPrefix,
+    CaptureMeta,
+    CaptureResult,
+    WarcCaptureBackend,
+    capture_line,
+)
+from webark.core.errors import InvalidRecordError
 from webark.crawllog import CrawlLogLine
+from webark.dedup.buckets import Bucketed
+from webark.dedup.sqlite_dedup import SqliteDedupIndex, open_index
 from webark.fetch import HttpFetcher
 from webark.fetch.codes import S_BLOCKED_BY_USER, S_TIMEOUT
 from webark.fetch.exchange import Exchange
@@ -63,6 +76,8 @@ __all__ = ["ArchivingProxy", "ClientRequest", "ProxyConfig", "read_request"]
 log = logging.getLogger(__name__)
 
 READ_SIZE = 64 * 1024
+WRITE_RECORD = "WARCPROX_WRITE_RECORD"
+"""warcprox's HTTP method for writing a record the client built."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +95,7 @@ class ProxyConfig:
             request.
         stall_timeout: seconds a client may stop reading a response before it is
             dropped (the capture goes on).
+        status_token: the bearer token of ``GET /status``; None: no status page.
     """
 
     host: str = "127.0.0.1"
@@ -91,6 +107,7 @@ class ProxyConfig:
     max_head_size: int = 64 * 1024
     idle_timeout: float = 120.0
     stall_timeout: float = 60.0
+    status_token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,14 +232,19 @@ class ArchivingProxy:
         config: listening address and limits.
         ca: the certificate authority of HTTPS man-in-the-middle; without one,
             ``CONNECT`` is refused (501).
+        buckets_dir: where the dedup indexes of ``dedup-buckets`` are kept
+            (``NAME.sqlite3``); None: the header's buckets are ignored (dedup off).
 
     Use ``await proxy.start()``, then ``await proxy.aclose()``; or ``async with``.
     """
 
     def __init__(self, backend: WarcCaptureBackend, fetcher: HttpFetcher,
                  config: ProxyConfig | None = None,
-                 ca: CertAuthority | None = None) -> None:  # fmt: skip
+                 ca: CertAuthority | None = None,
+                 buckets_dir: Path | None = None) -> None:  # fmt: skip
         self.backend = backend
+        self.buckets_dir = buckets_dir
+        self._buckets: dict[str, SqliteDedupIndex] = {}
         self.fetcher = fetcher
         self.config = config or ProxyConfig()
         self.ca = ca
@@ -262,6 +284,9 @@ class ArchivingProxy:
         for a in list(self._archiving):
             with contextlib.suppress(BaseException):
                 await a
+        for index in self._buckets.values():
+            index.close()
+        self._buckets.clear()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
@@ -318,7 +343,15 @@ class ArchivingProxy:
         if req.method == "CONNECT" and origin is None:
             await self._tunnel(req, reader, writer)
             return False
+        if req.method == WRITE_RECORD:
+            writer.write(await self._write_record(req))
+            await writer.drain()
+            return not req.wants_close
         url = self._url(req, origin)
+        if url is None and origin is None and req.target.split("?")[0] == "/status":
+            writer.write(self._status(req))
+            await writer.drain()
+            return not req.wants_close
         if url is None:
             writer.write(message(400, "Bad Request",
                                  f"not a proxy request: {req.method} {req.target}\n"))  # fmt: skip
@@ -357,6 +390,57 @@ class ArchivingProxy:
         shown = f"[{host}]" if ":" in host else host
         origin = f"https://{shown}" if port == 443 else f"https://{shown}:{port}"
         await self._serve(reader, writer, origin)
+
+    async def _write_record(self, req: ClientRequest) -> bytes:
+        """warcprox's ``WARCPROX_WRITE_RECORD`` method: a record the client built
+        (Brozzler's screenshots), written through the same writer. The target is the
+        record's WARC-Target-URI (e.g. ``screenshot:https://example.org/``), the body its
+        block, ``Content-Type`` its type; ``WARC-Type: resource`` is the one type
+        accepted. ``Warcprox-Meta`` (``warc-prefix``, ``metadata``) applies. 204 when
+        written, 400 otherwise."""
+        try:
+            wm = parse_header(req.header(HEADER))
+        except WarcproxMetaError as e:
+            return message(400, "Bad Request", f"{e}\n", close=req.wants_close)
+        wtype = (req.header("WARC-Type") or "").strip()
+        ctype = req.header("Content-Type")
+        if wtype != "resource" or not ctype or req.header("Content-Length") is None:
+            return message(400, "Bad Request",
+                           f"{WRITE_RECORD} needs WARC-Type: resource, a Content-Type and a "
+                           f"Content-Length (got WARC-Type {wtype!r})\n",
+                           close=req.wants_close)  # fmt: skip
+        record = self.backend.series.builder.resource(req.target, req.body, ctype)
+        meta = CaptureMeta(warc_prefix=wm.warc_prefix, warcinfo=wm.warcinfo)
+        try:
+            await self.backend.write_record(record, meta=meta)
+        except (InvalidRecordError, BadWarcPrefix) as e:
+            return message(400, "Bad Request", f"{e}\n", close=req.wants_close)
+        return b"HTTP/1.1 204 No Content\r\n" + (b"Connection: close\r\n"
+                                                    if req.wants_close else b"") + b"\r\n"
+
+    def _status(self, req: ClientRequest) -> bytes:
+        """``GET /status`` with ``Authorization: Bearer TOKEN`` (as the crawl control
+        API): JSON with the proxy's counters, WARC bytes written and the capture
+        statistics by bucket (warcprox's ``/status`` and its stats). 401 without the
+        token, 404 when the proxy has none."""
+        token = self.config.status_token
+        if token is None:
+            return message(404, "Not Found", "no status page (no token)\n", close=req.wants_close)
+        scheme, _, given = (req.header("Authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(),
+                                                                  token.encode()):  # fmt: skip
+            return message(401, "Unauthorized", "a bearer token is needed\n",
+                           [("WWW-Authenticate", 'Bearer realm="webark proxy"')],
+                           close=req.wants_close)  # fmt: skip
+        body = {
+            "role": "webark-proxy", "version": __version__, "port": self.port,
+            "requests": self.requests, "failures": self.failures,
+            "active_connections": len(self._clients),
+            "warc_bytes_written": self.backend.warc_bytes(),
+            **self.backend.stats.to_json(),
+        }  # fmt: skip
+        return message(200, "OK", json.dumps(body, indent=1) + "\n",
+                       [("Content-Type", "application/json")], close=req.wants_close)  # fmt: skip
 
     @staticmethod
     def _url(req: ClientRequest, origin: str | None) -> str | None:
@@ -420,7 +504,8 @@ class ArchivingProxy:
             stamp = self.backend.series.builder.format_date(began)
             extra.append(response_field({"capture-metadata": {"timestamp": stamp}}))
         relay = ClientRelay(writer, req.method, close=req.wants_close, extra_fields=extra,
-                            stall_timeout=self.config.stall_timeout)  # fmt: skip
+                            stall_timeout=self.config.stall_timeout,
+                            http10=req.http_version == "1.0")  # fmt: skip
         ex = await self.fetcher.fetch(
             url, method=req.method, headers=request_fields(req.headers), body=req.body,
             limits=self.config.limits, relay=relay,
@@ -428,6 +513,8 @@ class ArchivingProxy:
         if began is not None:  # the capture is dated as the client was told
             ex = dataclasses.replace(ex, started=began)
         meta = self.capture_meta(wm, ex)
+        if ex.ok:
+            await relay.flush()
         if not ex.ok:
             self.failures += 1
             self._log(capture_line(url, ex.status, meta, exchange=ex))
@@ -438,15 +525,32 @@ class ArchivingProxy:
             return not req.wants_close
         if wm.archive:
             # shielded: a client that goes (or a shutdown) does not cut the capture short
-            task = asyncio.ensure_future(self._archive(url, ex, meta))
+            task = asyncio.ensure_future(self._archive(url, ex, meta, self.dedup_for(wm)))
             self._archiving.add(task)
             task.add_done_callback(self._archiving.discard)
             await asyncio.shield(task)
         return not (relay.close_after or relay.gone or ex.truncated)
 
-    async def _archive(self, url: str, ex: Exchange, meta: CaptureMeta) -> CaptureResult:
+    def dedup_for(self, wm: WarcproxMeta) -> Bucketed | None:
+        """The dedup index of a request's ``dedup-buckets`` (each bucket an SQLite
+        dedup index in ``buckets_dir``, opened on first use), None for the back end's
+        own."""
+        if not wm.dedup_buckets or self.buckets_dir is None:
+            return None
+        stores = []
+        for name, writable in wm.dedup_buckets:
+            index = self._buckets.get(name)
+            if index is None:
+                self.buckets_dir.mkdir(parents=True, exist_ok=True)
+                index = open_index(self.buckets_dir / f"{name}.sqlite3", commit_every=1)
+                self._buckets[name] = index
+            stores.append((index, writable))
+        return Bucketed(stores)
+
+    async def _archive(self, url: str, ex: Exchange, meta: CaptureMeta,
+                       dedup: Bucketed | None) -> CaptureResult:  # fmt: skip
         """Archive one capture and write its crawl.log line."""
-        result = await self.backend.archive(ex, meta)
+        result = await self.backend.archive(ex, meta, dedup=dedup)
         self._log(capture_line(url, ex.status, meta, exchange=ex, result=result))
         return result
 
