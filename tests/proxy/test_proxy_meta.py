@@ -1,9 +1,9 @@
 """The ``Warcprox-Meta`` request header through ``webark proxy``, with warcprox's
 semantics: warc-prefix, stats buckets, limits (420) and soft limits (430) with the
 ``Warcprox-Meta`` response header, blocks (403), metadata (crawl.log source tag,
-warcinfo), accept capture-metadata, dedup-ok; malformed headers get a 400 that says
-what is wrong, unknown keys are ignored. The schema in docs/proxy-api.md is the one the
-code validates against."""
+warcinfo), accept capture-metadata, dedup-ok, and webark's dedup-policy; malformed
+headers get a 400 that says what is wrong, unknown keys are ignored. The schema in
+docs/proxy-api.md is the one the code validates against."""
 
 from __future__ import annotations
 
@@ -43,6 +43,16 @@ def _get(port: int, url: str, meta: object | None) -> httpx.Response:
 
 def _records(job: Path) -> list:
     return [r for p in sorted((job / "warcs").iterdir()) for r in ArchiveReader(str(p))]
+
+
+def _capture_kinds(site: TestSite, job: Path, steps: list[tuple[str, object | None]]) -> list[str]:
+    """Fetch each ``(path, Warcprox-Meta)`` through a proxy into ``job``, one after the
+    other (each logged before the next), and return the response/revisit record types."""
+    with proxy_process("--job", str(job)) as (port, _):
+        for n, (path, meta) in enumerate(steps, 1):
+            assert _get(port, site.url(path), meta).status_code == 200
+            crawl_log_lines(job / "logs" / "crawl.log", n)
+    return [r.type for r in _records(job) if r.type in ("response", "revisit")]
 
 
 def _response_meta(r: httpx.Response) -> dict:
@@ -125,14 +135,25 @@ def test_dedup_buckets_are_looked_up_in_order_and_stored_into_rw_ones(
         ("/same-a.html", {"dedup-buckets": {"D": "rw"}}),  # D still empty: stored now
         ("/same-b.html", {"dedup-bucket": "D"}),  # legacy form: found in D
     ]
-    with proxy_process("--job", str(job)) as (port, _):
-        for n, (path, meta) in enumerate(steps, 1):
-            assert _get(port, site.url(path), meta).status_code == 200
-            crawl_log_lines(job / "logs" / "crawl.log", n)
-    kinds = [r.type for r in _records(job) if r.type in ("response", "revisit")]
+    kinds = _capture_kinds(site, job, steps)
     assert kinds == ["response", "revisit", "response", "response", "response", "revisit"]
     assert sorted(p.name for p in (job / "state" / "dedup-buckets").glob("*.sqlite3")) == [
         "A.sqlite3", "B.sqlite3", "C.sqlite3", "D.sqlite3"]
+
+
+def test_dedup_policy_per_request(site: TestSite, tmp_path: Path) -> None:
+    """webark's ``dedup-policy`` key: the job file's dedup_policy for one capture."""
+    job = tmp_path / "job"
+    steps = [
+        ("/same-a.html", None),  # the original
+        ("/same-b.html", {"dedup-policy": {"skip_mime_types": ["text/html"]}}),  # in full
+        ("/same-b.html", {"dedup-policy": {"min_size": 10**6}}),  # too small: in full
+        ("/same-b.html", {"dedup-policy": {"only_mime_types": ["text/*"], "statuses": [200]}}),
+        ("/same-a.html", {"dedup-policy": {"statuses": [404]}}),  # a 200: in full
+        ("/same-a.html", None),  # the proxy's policy: a revisit
+    ]
+    kinds = _capture_kinds(site, job, steps)
+    assert kinds == ["response", "response", "response", "revisit", "response", "revisit"]
 
 
 @pytest.mark.parametrize(("value", "says"), [
@@ -143,6 +164,8 @@ def test_dedup_buckets_are_looked_up_in_order_and_stored_into_rw_ones(
     ('{"warc-prefix": "a/b"}', "warc-prefix"),
     ('{"blocks": [{"regex": "("}]}', "bad regex"),
     ('{"dedup-ok": "no"}', "dedup-ok"),
+    ('{"dedup-policy": {"min_size": -1}}', "dedup-policy"),
+    ('{"dedup-policy": {"statuses": [200], "mime": "text/html"}}', "dedup-policy"),
 ])  # fmt: skip
 def test_malformed_header_is_a_400_that_says_why(site: TestSite, tmp_path: Path, value: str,
                                                  says: str) -> None:  # fmt: skip

@@ -10,7 +10,9 @@ reached → 420 / 430 before anything is fetched), ``blocks`` (rules; a match �
 ``blocked-by-rule``), ``metadata`` (``seed`` → crawl.log source tag; all of it → the
 warcinfo of a series this request starts), ``accept: ["capture-metadata"]`` (the
 response carries the capture's timestamp), ``dedup-ok`` (false: this capture is never a
-dedup original). Unknown keys are ignored; a malformed header is a
+dedup original), and webark's extension ``dedup-policy`` (this capture's
+:class:`~webark.dedup.policy.DedupPolicy`, the job file's ``dedup_policy`` keys). Unknown
+keys are ignored; a malformed header is a
 :class:`WarcproxMetaError` (the proxy answers 400 with its message).
 """
 
@@ -26,6 +28,7 @@ from urllib.parse import urlsplit
 import jsonschema
 
 from webark.capture.stats import CaptureStats
+from webark.dedup.policy import DedupPolicy, DedupPolicyError
 from webark.url import to_scope_surt
 from webark.url.errors import InvalidURLError
 
@@ -81,6 +84,8 @@ class WarcproxMeta:
     dedup_ok: bool = True
     dedup_buckets: tuple[tuple[str, bool], ...] = ()
     """``(name, writable)`` in lookup order; ``()``: the proxy's own dedup index."""
+    dedup_policy: DedupPolicy | None = None
+    """``dedup-policy``: this capture's dedup policy; None: the proxy's."""
 
     @property
     def archive(self) -> bool:
@@ -164,6 +169,12 @@ def parse_header(value: str | None) -> WarcproxMeta:
             except re.error as e:
                 raise WarcproxMetaError(f"{HEADER}: at blocks: bad regex {rule['regex']!r}: "
                                         f"{e}") from e  # fmt: skip
+    policy = None
+    if "dedup-policy" in obj:
+        try:
+            policy = DedupPolicy.from_mapping(obj["dedup-policy"])
+        except DedupPolicyError as e:  # the schema checks types; this, the rest
+            raise WarcproxMetaError(f"{HEADER}: at dedup-policy: {e}") from e
     if "dedup-buckets" in obj:
         dedup = tuple((name, mode == "rw") for name, mode in obj["dedup-buckets"].items())
     elif "dedup-bucket" in obj:
@@ -174,7 +185,7 @@ def parse_header(value: str | None) -> WarcproxMeta:
         warc_prefix=obj.get("warc-prefix"), stats_buckets=buckets, dedup_buckets=dedup,
         limits=dict(obj.get("limits", {})), soft_limits=dict(obj.get("soft-limits", {})),
         blocks=blocks, metadata=obj.get("metadata"), accept=tuple(obj.get("accept", [])),
-        dedup_ok=obj.get("dedup-ok", True),
+        dedup_ok=obj.get("dedup-ok", True), dedup_policy=policy,
     )  # fmt: skip
 
 

@@ -455,13 +455,14 @@ class ArchivingProxy:
 
     def capture_meta(self, wm: WarcproxMeta, exchange: Exchange) -> CaptureMeta:
         """The :class:`CaptureMeta` of a proxied capture: prefix, source tag, stats
-        buckets, dedup-ok and warcinfo metadata from ``Warcprox-Meta``; no metadata
+        buckets, dedup-ok, dedup policy and warcinfo metadata from ``Warcprox-Meta``; no metadata
         record (a proxy client gives no hop path nor via); ``WARC-Protocol`` and
         ``WARC-Cipher-Suite`` for one made over TLS."""
         return CaptureMeta(
             metadata_record=False, extra_fields=protocol_fields(exchange),
             warc_prefix=wm.warc_prefix, source_tag=wm.source_tag,
             stats_buckets=wm.stats_buckets, dedup_ok=wm.dedup_ok, warcinfo=wm.warcinfo,
+            dedup_policy=wm.dedup_policy,
         )  # fmt: skip
 
     def _refusal(self, wm: WarcproxMeta, url: str, close: bool) -> bytes | None:
