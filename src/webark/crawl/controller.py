@@ -45,7 +45,6 @@ is written as a ``server-not-modified`` revisit of that capture (crawl.log ``304
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import os
@@ -60,17 +59,17 @@ from webark.capture import (
 from webark.capture.backend import DedupStore
 from webark.crawl.chains import CrawlChains, build_chains
 from webark.crawl.context import CrawlContext, capture_config, frontier_config, http_fetcher
+from webark.crawl.crawl_view import CrawlView
 from webark.crawl.curi import CrawlURI
 from webark.crawl.error_logs import AlertsLog
 from webark.crawl.extension import CrawlExtension, job_extensions
 from webark.crawl.extract.pool import ExtractPool, default_processes
-from webark.crawl.frontier import Frontier, FrontierConfig
+from webark.crawl.frontier import Frontier
 from webark.crawl.job import CrawlJob
 from webark.crawl.jobdir import CrawlSetupError, JobLock, check_seeds, prepare_job_dir
 from webark.crawl.orphans import find_orphans, mark_orphans
 from webark.crawl.page_list import write_page_list
 from webark.crawl.pipeline import UriPipeline
-from webark.crawl.processing import UriProcessing
 from webark.crawl.progress_log import ProgressStatisticsLog
 from webark.crawl.reports import DEFAULT_REPORTS, Report, write_reports
 from webark.crawl.resume import (
@@ -78,8 +77,9 @@ from webark.crawl.resume import (
     Sessions,
     settle_recovered,
 )
-from webark.crawl.scope import DecideRuleSequence, build_scope
+from webark.crawl.scope import build_scope
 from webark.crawl.stats import CrawlStats, StatsSnapshot
+from webark.crawl.toe_threads import ToeThreads
 from webark.fetch import HttpFetcher
 
 __all__ = ["CrawlController", "CrawlSetupError", "CrawlSummary", "run_job"]
@@ -101,7 +101,7 @@ class CrawlSummary:
     """The crawl stopped because the disk was full (resume it once there is room)."""
 
 
-class CrawlController:
+class CrawlController(CrawlView):
     """Runs one crawl job (see the module docstring).
 
     Args:
@@ -139,8 +139,9 @@ class CrawlController:
             env = os.environ.get("WEBARK_EXTRACT_PROCESSES", "").strip()
             extract_processes = int(env) if env.isdigit() else default_processes()
         self.extract_processes = extract_processes
-        self.ctx = CrawlContext(job, frontier_config(job), build_scope(job.scope, job.seeds),
-                                CrawlStats(job_name=job.job_name or job.job_dir.name))  # fmt: skip
+        fconfig, scope = frontier_config(job), build_scope(job.scope, job.seeds)
+        super().__init__(CrawlContext(job, fconfig, scope,
+                                      CrawlStats(job_name=job.job_name or job.job_dir.name)))
         self.ctx.fetcher = fetcher
         self.resume = resume
         self._own_fetcher = fetcher is None
@@ -155,63 +156,17 @@ class CrawlController:
         self._pool: ExtractPool | None = None
         self._chains: CrawlChains | None = None
         self._pipeline: UriPipeline | None = None
-        self._idle_workers: collections.deque[asyncio.Future[None]] = collections.deque()
         self._resume_log = ResumeLog()
         self._sessions = Sessions(job.state_dir / "sessions.json", resume=resume,
                                   clock=self.ctx.stats.now)
+        self._toes = ToeThreads(self.ctx, self.unpaused, lambda: self._stopping, self._sessions)
         self._stopping = False
         self._stop_reason = "finished"
         self._prior_warc_bytes = 0
         self._progress = ProgressStatisticsLog(job.logs_dir / "progress-statistics.log",
                                                job.progress_interval, self.ctx.stats.now)
 
-    # -- what the control API and the CLI see ------------------------------------------
-    @property
-    def job(self) -> CrawlJob:
-        """The job (the control API replaces it when seeds or delays change)."""
-        return self.ctx.job
-
-    @job.setter
-    def job(self, job: CrawlJob) -> None:
-        self.ctx.job = job
-
-    @property
-    def scope(self) -> DecideRuleSequence:
-        """The scope candidates go through (the control API rebuilds it for new seeds)."""
-        return self.ctx.scope
-
-    @scope.setter
-    def scope(self, scope: DecideRuleSequence) -> None:
-        self.ctx.scope = scope
-
-    @property
-    def frontier_config(self) -> FrontierConfig:
-        """Politeness, retry and quota settings (the control API changes delays)."""
-        return self.ctx.frontier_config
-
-    @frontier_config.setter
-    def frontier_config(self, config: FrontierConfig) -> None:
-        self.ctx.frontier_config = config
-
-    @property
-    def stats(self) -> CrawlStats:
-        return self.ctx.stats
-
-    @property
-    def frontier(self) -> Frontier | None:
-        """The frontier, once the crawl is open."""
-        return self.ctx.frontier
-
-    @property
-    def backend(self) -> WarcCaptureBackend | None:
-        """The capture back end, once the crawl is open."""
-        return self.ctx.backend
-
-    @property
-    def fetcher(self) -> HttpFetcher:
-        assert self.ctx.fetcher is not None
-        return self.ctx.fetcher
-
+    # -- what the control API and the CLI see (the rest: CrawlView) ----------------
     @property
     def chains(self) -> CrawlChains | None:
         """The processor chains, once the crawl is open."""
@@ -227,9 +182,7 @@ class CrawlController:
             with contextlib.suppress(RuntimeError):  # no loop: nothing is in flight
                 asyncio.get_running_loop().call_later(self.job.stop_grace, self._abort_fetches)
         self.unpaused.set()  # paused workers wake up and end
-        for fut in self._idle_workers:  # idle ones too (a continuous crawl has many)
-            if not fut.done():
-                fut.set_result(None)
+        self._toes.wake_all()  # idle ones too (a continuous crawl has many)
 
     def _abort_fetches(self) -> None:
         n = self.ctx.fetches.abort()
@@ -261,9 +214,10 @@ class CrawlController:
         self._prior_warc_bytes = _warc_bytes_in(job.warcs_dir)  # earlier runs, repaired
         ctx.backend = WarcCaptureBackend(capture_config(job, self.stats.job_name),
                                          dedup=self._dedup)  # fmt: skip
-        extra = [proc for e in self.extensions for proc in e.open(ctx, self._wake_one)]
+        extra = [proc for e in self.extensions for proc in e.open(ctx, self._toes.wake_one)]
         self._chains = build_chains(ctx, pool, self._resume_log, extra)
-        self._pipeline = UriPipeline(ctx, self._chains, pool, self._wake_one, self._disk_full)
+        self._pipeline = UriPipeline(ctx, self._chains, pool, self._toes.wake_one, self._disk_full)
+        self._toes.pipeline = self._pipeline
         for s in job.seeds:
             self.stats.add_seed(s)
         ctx.frontier.add_many([CrawlURI(s, seed=True, source=s) for s in job.seeds])
@@ -339,7 +293,8 @@ class CrawlController:
             side = [asyncio.create_task(e.run()) for e in self.extensions]
             for task in side:
                 task.add_done_callback(self._extension_ended)
-            workers = [asyncio.create_task(self._worker(i + 1)) for i in range(self.job.workers)]
+            toes = self._toes
+            workers = [asyncio.create_task(toes.worker(i + 1)) for i in range(self.job.workers)]
             try:
                 await asyncio.gather(*workers)
                 assert self._pipeline is not None
@@ -402,54 +357,6 @@ class CrawlController:
         """A snapshot for progress-statistics.log (the largest queue for max-depth)."""
         assert self.frontier is not None
         return self.stats.snapshot(self.frontier.stats(top=1))
-
-    # -- workers -----------------------------------------------------------------------
-    async def _worker(self, n: int) -> None:
-        frontier, pipeline = self.frontier, self._pipeline
-        assert frontier is not None and pipeline is not None
-        board = self.stats.board
-        while not self._stopping:
-            if not self.unpaused.is_set():  # paused: nothing new is taken
-                await self.unpaused.wait()
-                continue
-            curi = frontier.next_ready()
-            if curi is None:
-                wake = frontier.next_wake()
-                if wake is None and frontier.in_flight == 0:
-                    if self.ctx.run_while_empty and not frontier.quota_reached:
-                        await self._idle(1.0)  # continuous crawling adds URIs and wakes us
-                        continue
-                    self._wake_one()  # pass the news on: another worker ends too
-                    return  # nothing queued that can become ready, nothing in flight
-                wait = 0.02 if wake is None else min(max(wake - self.stats.now(), 0.002), 0.25)
-                await self._idle(wait)
-                continue
-            self._wake_one()  # there may be more ready queues: let one more worker look
-            board.begin(n, curi)
-            await pipeline.process(UriProcessing(curi, n))
-            board.end(n)
-            self._sessions.save_soon()  # the processors' counts, should a kill come
-            self._wake_one()  # its queue was finished or released
-
-    async def _idle(self, timeout: float) -> None:
-        """Wait until :meth:`_wake_one` picks this worker or ``timeout`` seconds pass
-        (the time the next queue becomes due; a frontier change comes sooner)."""
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._idle_workers.append(fut)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(fut, timeout)
-
-    def _wake_one(self) -> None:
-        """Wake one idle worker (if any) to look at the frontier again: called when a
-        queue may have become ready (a URI finished, a queue released, outlinks added)
-        and, baton-style, by a worker that found work. Waking one rather than all keeps
-        ten idle workers from querying the frontier at every change."""
-        waiters = self._idle_workers
-        while waiters:
-            fut = waiters.popleft()
-            if not fut.done():
-                fut.set_result(None)
-                return
 
 
 def _warc_bytes_in(folder: Path) -> int:
