@@ -146,3 +146,24 @@ def test_resolver_keeps_plain_and_subfolder_names(tmp_path: Path) -> None:
     assert resolver.resolve("y.warc") == str(tmp_path / "y.warc")
     assert resolver.resolve("sub/x.warc") == str(tmp_path / "sub" / "x.warc")
 
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``x``: an SQLite index that is not a database; ``y``: a folder named like a CDXJ."""
+    root = tmp_path_factory.mktemp("broken") / "colls"
+    x = Collection.init(root / "x")
+    x.sqlite_path.write_bytes(b"garbage" * 1000)
+    y = Collection.init(root / "y")
+    (y.indexes_dir / "a.cdxj").mkdir()
+    return root
+
+
+@pytest.mark.parametrize("coll", ["x", "y"])
+@pytest.mark.parametrize("path", ["/{}/cdx?url=site.test/", "/{}/2021/http://site.test/"])
+def test_unreadable_indexes_name_no_server_path(broken: Path, coll: str, path: str) -> None:
+    with TestClient(create_server(broken)) as c:
+        r = c.get(path.format(coll))
+    assert r.status_code == 503
+    assert str(broken.parent) not in r.text, r.text[:500]
+    assert "index.sqlite3" in r.text or "a.cdxj" in r.text  # the file, not where it is

@@ -93,3 +93,58 @@ def test_not_a_feed_and_junk() -> None:
     assert list(ex.extract(F, b"<html><link href='x'></html>", "text/xml", None)) == []
     for junk in [b"", b"<rss", b"<feed><link href='", b"\xff\xfe\x00<rss>"]:
         list(ex.extract(F, junk, "application/rss+xml", None))
+
+
+# -- hostile feeds (issue 20 item 9) --------------------------------------------------
+#: 600 kB feeds that made the old regular expressions backtrack (14 s at 120 kB, over a
+#: minute at 600 kB; the whitespace one is cubic), and a large well-formed one.
+_N = 600_000
+HOSTILE_FEEDS = {
+    "whitespace after <link>": "<rss><link>" + " " * _N + "x",
+    "unclosed <enclosure tags": "<rss>" + "<enclosure " * (_N // 11),
+    "unclosed Atom <link tags": "<feed>" + "<link " * (_N // 6),
+    "one long attribute word": "<rss><enclosure " + "a" * _N + ">",
+    "unclosed quotes": "<rss><enclosure " + 'a="x ' * (_N // 5) + ">",
+    "many <guid tags": "<rss>" + "<guid " * (_N // 6) + ">",
+    "unclosed CDATA": "<rss>" + "<link><![CDATA[" * (_N // 15),
+    "closed tags with spaces": "<rss>" + "<enclosure   url  =  'x'  >  " * (_N // 30),
+}
+_TIMER = """
+import json, sys, time
+from webark.crawl.extract.feeds import feed_links
+out = {}
+for name, text in json.load(sys.stdin).items():
+    t = time.perf_counter()
+    n = len(list(feed_links("https://f.test/feed.xml", text)))
+    out[name] = [n, time.perf_counter() - t]
+print(json.dumps(out))
+"""
+
+
+def test_hostile_feeds_take_linear_time() -> None:
+    import json
+    import subprocess
+    import sys
+
+    # a child process, so that a regression fails after 60 s instead of hanging CI
+    done = subprocess.run([sys.executable, "-c", _TIMER], input=json.dumps(HOSTILE_FEEDS),
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    got = json.loads(done.stdout)
+    slow = {k: round(t, 3) for k, (_, t) in got.items() if t > 1.0}
+    assert not slow, slow  # linear: ~0.1 s at most here, each
+    assert got["closed tags with spaces"][0] == _N // 30  # every one read
+    assert got["whitespace after <link>"][0] == 0  # the element never ends
+
+
+def test_a_large_feed_keeps_every_link() -> None:
+    items = "".join(
+        f"<item><link>https://news.example.com/{i}</link>"
+        f"<guid>https://news.example.com/g/{i}</guid></item>"
+        for i in range(10_000)
+    )
+    text = f"<rss><channel>{items}</channel></rss>".encode()
+    assert len(text) > 600_000
+    links = list(FeedExtractor().extract(F, text, "application/rss+xml", None))
+    assert len(links) == 20_000
+    assert links[0].url == "https://news.example.com/0"
+    assert links[-1].url == "https://news.example.com/g/9999"

@@ -6,6 +6,7 @@ Subcommands are imported only when they run (click's lazy-group pattern), so tha
 
 from __future__ import annotations
 
+import codecs
 import importlib
 import logging
 import platform
@@ -106,5 +107,36 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
+#: Encoding error handler of the CLI's stdout and stderr (see :func:`main`).
+ESCAPE_ERRORS = "webark-escape"
+
+
+def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
+    """Codec error handler: a byte that was not UTF-8 (a surrogate escape U+DC80–U+DCFF,
+    as Python decodes file names and webark carries archive text) becomes ``\\xNN``,
+    as :func:`webark.core.text.printable` shows it; any other character the stream
+    cannot encode becomes ``\\uNNNN`` (``backslashreplace``)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = []
+    for ch in exc.object[exc.start : exc.end]:
+        code = ord(ch)
+        out.append(f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}")
+    return "".join(out), exc.end
+
+
+def escaping_streams() -> None:
+    """Make ``sys.stdout`` and ``sys.stderr`` escape what they cannot encode instead of
+    raising UnicodeEncodeError: with ``PYTHONIOENCODING=utf-8`` (strict) a file name
+    or CDX field holding bytes that are not UTF-8 killed ``warc check`` and
+    ``collection query`` (issue 20 item 15). The encoding itself is kept."""
+    codecs.register_error(ESCAPE_ERRORS, _escape_unencodable)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:  # a TextIOWrapper (not a test runner's buffer)
+            reconfigure(errors=ESCAPE_ERRORS)
+
+
 def main() -> None:
+    escaping_streams()
     cli()

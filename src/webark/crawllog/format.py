@@ -10,19 +10,27 @@ from webark.crawllog.line import CrawlLogLine
 
 def format_log_timestamp(dt: datetime) -> str:
     """Column 1: ``2018-11-26T14:27:46.376Z`` (UTC, milliseconds; Heritrix
-    ``ArchiveUtils.getLog17Date``). Naive datetimes are taken as UTC."""
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    dt = dt.astimezone(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    ``ArchiveUtils.getLog17Date``). Naive datetimes are taken as UTC. Every field has
+    its fixed width, the year four digits also before 1000 (``strftime("%Y")`` does
+    not pad it on glibc: the year 6 came out as ``6-…``, which no parser reads)."""
+    dt = _utc(dt)
+    return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
+            f"{dt.second:02d}.{dt.microsecond // 1000:03d}Z")  # fmt: skip
 
 
 def format_fetch_timestamp(dt: datetime) -> str:
-    """The 17-digit ``yyyyMMddHHmmssSSS`` fetch-begin time of column 9 (UTC)."""
+    """The 17-digit ``yyyyMMddHHmmssSSS`` fetch-begin time of column 9 (UTC), zero-padded
+    field by field (the year 6 is ``0006…``; issue 20 item 16)."""
+    dt = _utc(dt)
+    return (f"{dt.year:04d}{dt.month:02d}{dt.day:02d}{dt.hour:02d}{dt.minute:02d}"
+            f"{dt.second:02d}{dt.microsecond // 1000:03d}")  # fmt: skip
+
+
+def _utc(dt: datetime) -> datetime:
+    """``dt`` in UTC; naive datetimes are taken as UTC."""
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    dt = dt.astimezone(UTC)
-    return dt.strftime("%Y%m%d%H%M%S") + f"{dt.microsecond // 1000:03d}"
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 def format_line(line: CrawlLogLine) -> str:

@@ -73,6 +73,7 @@ from webark.apps.cdx.sources import (
     UnknownCollection,
 )
 from webark.apps.cdx.stream import ThreadedBody
+from webark.core.text import without_paths
 from webark.index.source import IndexSource, IndexUnavailable
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,9 @@ class CdxApi:
             return _unavailable(name, exc)
         except ValueError as exc:  # the collection's access rules are unusable
             log.error("collection %r: %s", name, exc)
-            return error_response(503, f"collection {name!r}: access rules unusable: {exc}")
+            return error_response(
+                503, f"collection {name!r}: access rules unusable: {without_paths(str(exc))}"
+            )
         return source if hide is None else HidingSource(source, hide)
 
     def _replay_prefix(self, request: Request, coll: str) -> str:
@@ -265,7 +268,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def _unavailable(coll: str, exc: BaseException) -> JSONResponse:
     log.warning("collection %r: index failed: %s", coll, exc)
-    return error_response(503, f"index of collection {coll!r} unavailable: {exc}")
+    return error_response(
+        503, f"index of collection {coll!r} unavailable: {without_paths(str(exc))}"
+    )
 
 
 async def _logged(chunks: AsyncIterator[bytes], coll: str) -> AsyncIterator[bytes]:
