@@ -78,7 +78,9 @@ def _run_one(sock: socket.socket, app_args: dict[str, Any], common: dict[str, An
 
     from webark.apps.http_protocol import http_protocol
     from webark.apps.replay.app import create_server
+    from webark.core.malloc import limit_arenas
 
+    limit_arenas()  # before any thread: flat RSS under long loads (core.malloc)
     app = create_server(**app_args)
     config = uvicorn.Config(app, http=http_protocol(), **common)
     uvicorn.Server(config).run(sockets=[sock])
