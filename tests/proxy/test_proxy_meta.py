@@ -218,17 +218,23 @@ def test_warcprox_write_record_writes_the_clients_record(tmp_path: Path) -> None
 
 
 def test_status_needs_the_token_and_counts_by_bucket(site: TestSite, tmp_path: Path) -> None:
-    ready = re.compile(r"at http://127\.0\.0\.1:(\d+)/ .*Bearer (\S+)\)")
+    ready = re.compile(r"at http://127\.0\.0\.1:(\d+)/ .*token in (\S+), mode 0600\)")
     argv = ["proxy", "--job", str(tmp_path / "job"), "--port", "0", "--allow-private",
             "--resolve-only", "--ca-file", str(tmp_path / "ca.pem")]  # fmt: skip
     with webark_child(argv, ready) as (m, _):
-        port, token = int(m.group(1)), m.group(2)
+        info = Path(m.group(2))
+        assert info == tmp_path / "job" / "proxy.json"
+        assert info.stat().st_mode & 0o777 == 0o600
+        saved = json.loads(info.read_text())
+        port, token = int(m.group(1)), saved["token"]
+        assert saved["port"] == port and token not in m.group(0)
         assert _get(port, site.url("/p1.html"), {"stats": {"buckets": ["b1"]}}).status_code == 200
         crawl_log_lines(tmp_path / "job" / "logs" / "crawl.log", 1)
         base = f"http://127.0.0.1:{port}/status"
         assert httpx.get(base).status_code == 401
         assert httpx.get(base, headers={"Authorization": "Bearer wrong"}).status_code == 401
         got = httpx.get(base, headers={"Authorization": f"Bearer {token}"})
+    assert not info.exists()  # removed when the proxy stops
     assert got.status_code == 200
     status = got.json()
     assert status["role"] == "webark-proxy" and status["port"] == port

@@ -4,7 +4,9 @@ parses the options and starts it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 from pathlib import Path
 
 import click
@@ -14,7 +16,13 @@ from webark.apps.proxy.ca import CertAuthority
 from webark.apps.proxy.run import DEFAULT_CA_FILE, ProxySettings, run_proxy
 from webark.apps.proxy.server import ArchivingProxy, ProxyConfig
 from webark.core.errors import WebarkError
+from webark.core.malloc import limit_arenas
+from webark.core.private_file import write_private_json
 from webark.fetch.limits import FetchLimits
+
+PROXY_INFO = "proxy.json"
+"""File (mode 0600) in the job or collection folder with the running proxy's ``url``,
+``port``, ``pid`` and the ``token`` of ``GET /status``; removed when it stops."""
 
 
 @click.group("proxy", invoke_without_command=True)
@@ -81,15 +89,26 @@ def proxy(ctx: click.Context, job_dir: Path | None, collection: Path | None, hos
     )  # fmt: skip
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
-    def ready(p: ArchivingProxy) -> None:
-        where = collection or job_dir
-        click.echo(f"webark proxy: recording into {where} at http://{host}:{p.port}/ "
-                   f"(GET /status with Authorization: Bearer {token})")
+    where = collection or job_dir
+    assert where is not None
+    info = where / PROXY_INFO
 
+    def ready(p: ArchivingProxy) -> None:
+        # the token goes to a 0600 file, not to the console (logs keep consoles)
+        url = f"http://{host}:{p.port}/"
+        write_private_json(info, {"url": url, "port": p.port, "token": token,
+                                  "pid": os.getpid()})  # fmt: skip
+        click.echo(f"webark proxy: recording into {where} at {url} "
+                   f"(GET /status with the bearer token in {info}, mode 0600)")
+
+    limit_arenas()  # before any thread: flat RSS under long loads (core.malloc)
     try:
         asyncio.run(run_proxy(settings, ready))
     except (WebarkError, ValueError, OSError) as e:
         raise click.ClickException(str(e)) from e
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            info.unlink()
 
 
 @proxy.command("ca")

@@ -84,6 +84,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from webark.apps.control.dashboard import cookie_request_allowed, cookie_token, dashboard_routes
+from webark.core.private_file import write_private_json
 from webark.crawl.control import ControlError, ControlStateError, CrawlControl
 
 __all__ = ["ControlServer", "create_control_app", "new_token"]
@@ -491,12 +492,7 @@ class ControlServer:
 
     def _write_info(self, path: Path) -> None:
         data = {"url": self.url, "port": self.port, "token": self.token, "pid": os.getpid()}
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.fchmod(fd, 0o600)  # also when the file existed with other modes
-            os.write(fd, (json.dumps(data, indent=2) + "\n").encode())
-        finally:
-            os.close(fd)
+        write_private_json(path, data)
 
     async def stop(self) -> None:
         """Stop serving (open connections are closed) and remove ``info_path`` if this
