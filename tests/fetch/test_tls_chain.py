@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from pathlib import Path
 
@@ -10,6 +11,8 @@ from fetch_support import Server, fetcher, keep_alive, run, warc_writer
 
 from tls_chain import PEM_CHAIN, ChainCA, chain_records, parsed_chain
 from webark.fetch import Exchange
+from webark.fetch.certificates import peer_chain
+from webark.fetch.fetcher import unverified_context
 from webark.warc.builders import RecordBuilder
 from webark.warc.check import check_file
 from webark.warc.reader import iter_records
@@ -75,3 +78,30 @@ def test_plain_http_has_no_chain() -> None:
     ex = run(go())
     assert ex.ok and ex.tls_chain == ()
     assert [r.type for r in ex.to_records(RecordBuilder())] == ["response", "request"]
+
+
+class _LeafOnly:
+    """A real ``SSLObject`` seen as on a Python without ``get_unverified_chain`` (public
+    or on ``_sslobj``): only ``getpeercert`` is there."""
+
+    def __init__(self, tls: ssl.SSLObject) -> None:
+        self.getpeercert = tls.getpeercert
+
+
+def test_leaf_alone_without_the_chain_call() -> None:
+    ca = ChainCA()
+
+    async def go() -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+        async with Server(keep_alive(RESPONSE), ssl=ca.server_context()) as srv:
+            _, writer = await asyncio.open_connection("127.0.0.1", srv.port,
+                                                      ssl=unverified_context())  # fmt: skip
+            tls = writer.get_extra_info("ssl_object")
+            try:
+                return peer_chain(tls), peer_chain(_LeafOnly(tls))  # type: ignore[arg-type]
+            finally:
+                writer.close()
+
+    full, leaf = run(go())
+    assert list(full) == ca.sent
+    assert list(leaf) == ca.sent[:1]
+    assert peer_chain(None) == ()
