@@ -64,6 +64,7 @@ def _ls_row(path: str, rec: WarcRecord) -> dict[str, object]:
         "target_uri": rec.target_uri, "date": h.date_str,
         "status": rec.http_status if rec.type in ("response", "revisit") else None,
         "digest": h.payload_digest, "record_id": h.record_id,
+        "content_type": h.get("content-type"),
     }
 
 
@@ -72,7 +73,8 @@ def _ls_row(path: str, rec: WarcRecord) -> dict[str, object]:
 @click.option("--careful", is_flag=True, help="Use the careful (pure-Python) parser.")
 def ls_cmd(files: tuple[str, ...], careful: bool) -> None:
     """List records as JSON lines: file, offset, length (as stored), type, target URI,
-    date, HTTP status, payload digest, record id.
+    date, HTTP status, payload digest, record id, the record's Content-Type (e.g.
+    application/pem-certificate-chain for a server's TLS certificates).
 
     Problems go to stderr. Exit status 1 when a file could not be read or had errors."""
     failed = False

@@ -7,6 +7,8 @@ then ``request`` (``WARC-Concurrent-To`` the first) then ``metadata`` when given
 with the fetch start as WARC-Date and the server address as WARC-IP-Address. A
 truncated capture gets ``WARC-Truncated: length`` or ``time`` on its response record.
 The metadata record gets ``fetchTimeMs`` from the exchange unless the caller set it.
+A fetch that opened a TLS connection adds the server's certificate chain as a last
+``metadata`` record (:mod:`webark.fetch.certificates`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from webark.fetch.certificates import certificate_record
 from webark.fetch.codes import FetchError, FetchFailure
 from webark.warc.builders import MetadataFields, Original, RecordBuilder
 from webark.warc.record import Block, WarcRecord
@@ -71,6 +74,9 @@ class Exchange:
             (``"TLSv1.3"``), None over plain TCP.
         cipher: the cipher suite of an https fetch, OpenSSL's name
             (``"TLS_AES_256_GCM_SHA384"``, ``"ECDHE-RSA-AES128-GCM-SHA256"``).
+        tls_chain: the certificates the server sent (DER, leaf first) when this fetch
+            opened a new TLS connection; ``()`` on a reused connection or plain TCP
+            (:mod:`webark.fetch.certificates`: one chain record per connection).
     """
 
     url: str
@@ -93,6 +99,7 @@ class Exchange:
     connection_reused: bool = False
     tls_version: str | None = None
     cipher: str | None = None
+    tls_chain: tuple[bytes, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -153,7 +160,8 @@ class Exchange:
         payload_checked: bool = False,
     ) -> tuple[WarcRecord, ...]:
         """The WARC records of this capture (see :func:`exchange_records`): response —
-        or revisit when ``original`` is given —, request, then metadata.
+        or revisit when ``original`` is given —, request, metadata, then the server's
+        certificate chain when the fetch opened a TLS connection.
 
         Raises:
             FetchError: the fetch failed (no response to record).
@@ -183,6 +191,8 @@ def exchange_records(
             instead of the response (profile ``server-not-modified`` for a 304,
             ``identical-payload-digest`` otherwise), its block the response head only.
         extra_fields: extension fields for the response/revisit and request records.
+            A fetch that opened a TLS connection (``exchange.tls_chain``) also gets the
+            chain's metadata record (:func:`~webark.fetch.certificates.certificate_record`).
         payload_checked: the caller has checked that the payload is the original's under
             another reading of its digest than the builder's (a chunked body digested
             with its chunk framing, as wget writes it): the revisit is built from the
@@ -235,4 +245,7 @@ def exchange_records(
         if metadata.fetch_time_ms is None:
             metadata = dataclasses.replace(metadata, fetch_time_ms=exchange.duration_ms)
         out.append(builder.metadata(exchange.url, metadata, date=when, concurrent_to=link))
+    if exchange.tls_chain:
+        out.append(certificate_record(builder, exchange.url, exchange.tls_chain,
+                                      concurrent_to=link[0], date=when))  # fmt: skip
     return tuple(out)

@@ -14,7 +14,8 @@ What it does (RFC 9112 over asyncio streams, via h11):
   to have been closed by the server;
 - TLS with SNI; by default certificates are *not* verified, as Heritrix's default trust
   level (``open``): an archive wants the site even when its certificate is expired or
-  self-signed. Pass ``ssl_context`` to verify;
+  self-signed. Pass ``ssl_context`` to verify. The certificates the server sent on a
+  new TLS connection are kept in ``Exchange.tls_chain`` (:mod:`webark.fetch.certificates`);
 - does not follow redirects: a 3xx is returned like any response (the crawler turns
   ``Location`` into a new URI with an ``R`` hop);
 - never raises for network trouble: a failed fetch is an Exchange with a negative
@@ -36,6 +37,7 @@ import h11
 
 from webark.core.digests import Hasher
 from webark.core.ids import utc_now
+from webark.fetch.certificates import peer_chain
 from webark.fetch.codes import (
     S_BLOCKED_BY_USER,
     S_CONNECT_LOST,
@@ -419,6 +421,7 @@ class HttpFetcher:
                 connection_reused=reused,
                 tls_version=tls.version() if tls is not None else None,
                 cipher=tls.cipher()[0] if tls is not None and tls.cipher() else None,
+                tls_chain=() if reused else peer_chain(tls),
             )
         raise AssertionError("unreachable")  # pragma: no cover
 

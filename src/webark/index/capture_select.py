@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from webark.cdx.line import CdxLine
 from webark.core.timestamps import from_timestamp14
 from webark.index.source import IndexSource, KeyRange, MatchType, key_range, pad_from
+from webark.warc.builders import PEM_CHAIN
 
 #: WARC record types a replay can serve (a revisit through its original).
 REPLAYABLE_TYPES = frozenset({"response", "revisit", "resource"})
@@ -33,12 +34,17 @@ _NOT_CAPTURE_MIMES = frozenset({"warc/request", "warc/metadata", "warc/warcinfo"
 
 def capture_type(line: CdxLine) -> str:
     """The WARC-Type a line stands for: ``"revisit"`` when its MIME is ``warc/revisit``
-    (CDX11 and CDXJ keep no type, the indexers mark revisits this way), else the line's
-    ``record_type`` (``"response"`` when the format has none)."""
+    (CDX11 and CDXJ keep no type, the indexers mark revisits this way), ``"metadata"``
+    for a TLS certificate chain record (``application/pem-certificate-chain``, no
+    status), else the line's ``record_type`` (``"response"`` when the format has none)."""
     if line.mime == "warc/revisit":
         return "revisit"
     if line.mime in _NOT_CAPTURE_MIMES:
         return line.mime[len("warc/") :]
+    if line.mime == PEM_CHAIN and line.status == "-":
+        # a server's certificate chain (a metadata record both indexers list under the
+        # capture's URL): not a capture; an HTTP response of that type has a status
+        return "metadata"
     return line.record_type or "response"
 
 

@@ -44,6 +44,9 @@ HTTP_REQUEST = "application/http;msgtype=request"
 """Content-Type of request records with an HTTP block (WARC 1.1 §6.5.2)."""
 WARC_FIELDS = "application/warc-fields"
 """Content-Type of warcinfo and metadata blocks (WARC 1.1 §6.1, §6.6, §8.3)."""
+PEM_CHAIN = "application/pem-certificate-chain"
+"""Content-Type of a metadata record holding a server's TLS certificate chain, PEM, leaf
+first (RFC 8555 §9.1; :mod:`webark.fetch.certificates`)."""
 
 BlockData = bytes | bytearray | memoryview | Block
 """A block given as bytes, or a :class:`~webark.warc.record.Block` (may be spooled to disk)."""
@@ -386,10 +389,28 @@ class RecordBuilder:
             InvalidRecordError: a field name or value that cannot be written.
         """
         pairs = fields.pairs() if isinstance(fields, MetadataFields) else list(fields)
+        return self.metadata_block(target_uri, warc_fields_block(pairs), WARC_FIELDS,
+                                   date=date, concurrent_to=concurrent_to,
+                                   refers_to=refers_to, extra_fields=extra_fields)  # fmt: skip
+
+    def metadata_block(
+        self,
+        target_uri: str | None,
+        block: BlockData,
+        content_type: str,
+        *,
+        date: datetime | None = None,
+        concurrent_to: Sequence[str] = (),
+        refers_to: str | None = None,
+        extra_fields: Iterable[tuple[str, str]] = (),
+    ) -> WarcRecord:
+        """A metadata record (WARC 1.1 §6.6) whose block is ``block`` as given, of media
+        type ``content_type``, e.g. a server's certificate chain
+        (``application/pem-certificate-chain``, :mod:`webark.fetch.certificates`)."""
         return self._record(
             "metadata",
-            Block(warc_fields_block(pairs)),
-            WARC_FIELDS,
+            _as_block(block),
+            content_type,
             self.format_date(date),
             [
                 ("WARC-Target-URI", target_uri),
