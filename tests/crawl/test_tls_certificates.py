@@ -2,7 +2,7 @@
 (root → intermediate → leaf): the chain the server sent is in the WARC, once per TLS
 connection, as a ``metadata`` record concurrent to the first capture on it; the crawl
 does not verify certificates (Heritrix's ``open`` trust level: the test root is not
-trusted by anything)."""
+trusted by anything). Its captures carry ``WARC-Protocol`` and ``WARC-Cipher-Suite``."""
 
 from __future__ import annotations
 
@@ -40,3 +40,10 @@ def test_crawl_records_the_servers_chain(tmp_path: Path) -> None:
     first = responses[chain.headers.get("warc-concurrent-to") or ""]
     assert chain.target_uri == first.target_uri == seed + "robots.txt"
     assert checked_and_listed(warc) == [("metadata", seed + "robots.txt", chain.record_id)]
+    # WARC-Protocol and WARC-Cipher-Suite on the crawler's captures over TLS, as the proxy's
+    for r in records:
+        if r.type in ("response", "request"):
+            protocols = r.headers.get_all("warc-protocol")
+            assert len(protocols) == 2 and protocols[0] == "http/1.1", protocols
+            assert protocols[1].startswith("tls/1."), protocols
+            assert (r.headers.get("warc-cipher-suite") or "").startswith("TLS_")

@@ -49,6 +49,7 @@ from webark.dedup import DedupIndex, FetchHistory
 from webark.dedup.policy import DedupPolicy
 from webark.dedup.sqlite_dedup import SqliteDedupIndex, open_index
 from webark.fetch import DnsAnswer, Exchange
+from webark.fetch.tls_names import protocol_fields
 from webark.warc.reader import ArchiveReader
 from webark.warc.record import WarcRecord
 
@@ -233,9 +234,11 @@ class WarcCaptureBackend:
         written in full)."""
         builder = self.series.builder
         md = meta.metadata_fields()
+        # WARC-Protocol / WARC-Cipher-Suite of a capture over TLS, whichever crawler made it
+        extra = protocol_fields(ex) + meta.extra_fields
         try:
             return ex.to_records(
-                builder, md, choice.original, extra_fields=meta.extra_fields,
+                builder, md, choice.original, extra_fields=extra,
                 payload_checked=choice.reading == "chunked-bytes",
             ), choice  # fmt: skip
         except InvalidRecordError as e:
@@ -243,7 +246,7 @@ class WarcCaptureBackend:
                 raise
             log.warning("revisit of %s refused (%s); writing the full response", ex.url, e)
             full = RevisitChoice(lookup=choice.lookup)
-            return ex.to_records(builder, md, None, extra_fields=meta.extra_fields), full
+            return ex.to_records(builder, md, None, extra_fields=extra), full
 
     async def archive_dns(self, answer: DnsAnswer, meta: CaptureMeta) -> CaptureResult:
         """See :meth:`CaptureBackend.archive_dns`.

@@ -69,7 +69,6 @@ from webark.fetch import HttpFetcher
 from webark.fetch.codes import S_BLOCKED_BY_USER, S_TIMEOUT
 from webark.fetch.exchange import Exchange
 from webark.fetch.limits import FetchLimits
-from webark.fetch.tls_names import protocol_fields
 
 __all__ = ["ArchivingProxy", "ClientRequest", "ProxyConfig", "read_request"]
 
@@ -453,13 +452,14 @@ class ArchivingProxy:
             return req.target
         return None
 
-    def capture_meta(self, wm: WarcproxMeta, exchange: Exchange) -> CaptureMeta:
+    @staticmethod
+    def capture_meta(wm: WarcproxMeta) -> CaptureMeta:
         """The :class:`CaptureMeta` of a proxied capture: prefix, source tag, stats
-        buckets, dedup-ok, dedup policy and warcinfo metadata from ``Warcprox-Meta``; no metadata
-        record (a proxy client gives no hop path nor via); ``WARC-Protocol`` and
-        ``WARC-Cipher-Suite`` for one made over TLS."""
+        buckets, dedup-ok, dedup policy and warcinfo metadata from ``Warcprox-Meta``; no
+        metadata record (a proxy client gives no hop path nor via). The back end adds
+        ``WARC-Protocol`` and ``WARC-Cipher-Suite`` to a capture made over TLS."""
         return CaptureMeta(
-            metadata_record=False, extra_fields=protocol_fields(exchange),
+            metadata_record=False,
             warc_prefix=wm.warc_prefix, source_tag=wm.source_tag,
             stats_buckets=wm.stats_buckets, dedup_ok=wm.dedup_ok, warcinfo=wm.warcinfo,
             dedup_policy=wm.dedup_policy,
@@ -513,7 +513,7 @@ class ArchivingProxy:
         )  # fmt: skip
         if began is not None:  # the capture is dated as the client was told
             ex = dataclasses.replace(ex, started=began)
-        meta = self.capture_meta(wm, ex)
+        meta = self.capture_meta(wm)
         if ex.ok:
             await relay.flush()
         if not ex.ok:
