@@ -1,0 +1,140 @@
+"""Record mode (``webark serve --record``, pywb's ``/{coll}/record/{url}``) through
+curl, against a site served on 127.0.0.1: the page comes back rewritten with every
+subresource and link pointing to the record endpoint, each fetch is archived once and
+indexed at once, the WARCs pass ``webark warc check``, and the page replays from the
+collection with the live site stopped."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+from http_wait import webark_serve_process
+from record_site import DOT, SUBRESOURCES, new_collection, record_pages, warc_check
+from sites import TestSite
+from webark.apps.replay.paths import parse_target
+from webark.apps.replay.record import upstream_headers
+from webark.warc.reader import ArchiveReader
+
+_ATTR = re.compile(rb'(?:src|href)="([^"]*)"')
+_CSS_URL = re.compile(rb"url\(([^)]*)\)")
+
+
+def curl(url: str, *args: str) -> tuple[int, bytes]:
+    """``curl -s ARGS URL``: (status, body)."""
+    r = subprocess.run(["curl", "-s", "-w", "%{stderr}%{http_code}", *args, url],
+                       capture_output=True, timeout=60, check=True)  # fmt: skip
+    return int(r.stderr.decode()[-3:]), r.stdout
+
+
+def record_args() -> list[str]:
+    return ["--record", "--allow-private", "--resolve-only"]
+
+
+def responses(coll: Path) -> Counter[str]:
+    """Target URIs of the response records in the collection's WARCs."""
+    return Counter(r.target_uri for w in (coll / "warcs").iterdir()
+                   for r in ArchiveReader(str(w)) if r.type == "response")  # fmt: skip
+
+
+def test_record_through_curl_then_replay_with_the_site_stopped(tmp_path: Path) -> None:
+    coll = new_collection(tmp_path)
+    site = TestSite(record_pages()).start()
+    try:
+        with webark_serve_process(str(tmp_path), *record_args()) as (base, _):
+            rec = f"{base}rec/record/"
+            status, page = curl(rec + site.url("/"))
+            assert status == 200
+            links = [m.decode() for m in _ATTR.findall(page)]
+            o = site.origin
+            assert links == ["/_webark/client.js", f"/rec/record/cs_/{o}/style.css",
+                             f"/rec/record/js_/{o}/app.js", f"/rec/record/im_/{o}/img/dot.png",
+                             f"/rec/record/{o}/second.html"]  # fmt: skip
+            # what a browser then asks for: the page's links, the style sheet's image,
+            # the JSON the script fetches (client.js sends it to the record prefix)
+            got = {}
+            for link in links[1:4]:
+                got[link] = curl(base[:-1] + link)
+            (bg,) = _CSS_URL.findall(got[f"/rec/record/cs_/{o}/style.css"][1])
+            assert bg.decode() == f"/rec/record/im_/{o}/img/bg.png"
+            got["bg"] = curl(base[:-1] + bg.decode())
+            got["json"] = curl(f"{rec}{o}/data.json")
+            assert all(s == 200 for s, _ in got.values())
+            assert got[f"/rec/record/im_/{o}/img/dot.png"][1] == DOT
+            # indexed at once: replay has it while the server still records
+            status, _ = curl(f"{base}rec/{o}/img/dot.png", "-L")
+            assert status == 200
+        # every request reached the live site once, each through the recorder (curl's UA)
+        hits = site.snapshot()
+        assert Counter(h.path for h in hits) == Counter(["/", *SUBRESOURCES])
+        assert all(h.user_agent.startswith("curl/") for h in hits)
+    finally:
+        site.stop()
+    assert responses(coll) == Counter(site.url(p) for p in ["/", *SUBRESOURCES])
+    check = warc_check(coll)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert " 0 errors" in check.stdout
+    # the site is gone: replay from the collection alone
+    with webark_serve_process(str(tmp_path)) as (base, _):
+        status, page = curl(f"{base}rec/{site.url('/')}", "-L")
+        assert status == 200 and b'<p id="p">recorded</p>' in page
+        stamped = re.search(rb'src="(/rec/\d{14}im_/[^"]+/img/dot\.png)"', page)
+        assert stamped is not None
+        assert curl(base[:-1] + stamped.group(1).decode()) == (200, DOT)
+        status, _ = curl(f"{base}rec/record/{site.url('/')}")
+        assert status == 404  # no record mode without --record
+
+
+def test_record_refuses_loopback_without_allow_private(tmp_path: Path) -> None:
+    coll = new_collection(tmp_path)
+    args = ("--record", "--resolve-only")
+    with TestSite(record_pages()) as site, webark_serve_process(str(tmp_path), *args) as (base, _):
+        status, body = curl(f"{base}rec/record/{site.url('/')}")
+        assert status == 403
+        assert b"private" in body.lower() or b"loopback" in body.lower()
+        assert site.paths() == []
+    assert responses(coll) == Counter()
+
+
+def test_record_upstream_failure_is_502_and_writes_nothing(tmp_path: Path) -> None:
+    coll = new_collection(tmp_path)
+    with webark_serve_process(str(tmp_path), *record_args()) as (base, _):
+        status, _ = curl(f"{base}rec/record/http://127.0.0.1:1/")
+        assert status == 502
+    assert responses(coll) == Counter()
+
+
+def test_record_paths_parse() -> None:
+    t = parse_target("/c/record/im_/http://a.org/i.png", "v=1")
+    assert (t.kind, t.coll, t.url, t.modifier) == ("record", "c", "http://a.org/i.png?v=1", "im_")
+    t = parse_target("/c/record/http://a.org/")
+    assert (t.kind, t.url, t.modifier) == ("record", "http://a.org/", "")
+    t = parse_target("/c/record/a.org/x")
+    assert (t.kind, t.url) == ("record", "http://a.org/x")
+
+
+def test_upstream_headers_keep_the_browser_s_and_map_the_referer() -> None:
+    sent = upstream_headers([
+        ("User-Agent", "UA"), ("Cookie", "replay=1"), ("Accept-Encoding", "gzip, zstd, br"),
+        ("Referer", "http://127.0.0.1:8080/c/record/cs_/http://a.org/s.css"),
+        ("Range", "bytes=0-1"), ("Accept", "*/*"),
+    ], "/c/record/")  # fmt: skip
+    assert sent == [("User-Agent", "UA"), ("Accept-Encoding", "gzip, br"),
+                    ("Referer", "http://a.org/s.css"), ("Accept", "*/*")]  # fmt: skip
+    assert upstream_headers([("Referer", "http://127.0.0.1:8080/c/2014/http://a.org/")],
+                            "/c/record/") == []  # fmt: skip
+
+
+def test_record_options_are_checked(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from webark.cli.serve_cmds import serve
+
+    r = CliRunner().invoke(serve, [str(tmp_path), "--record", "--workers", "2"])
+    assert r.exit_code == 2 and "one worker" in r.output
+    r = CliRunner().invoke(serve, [str(tmp_path), "--allow-private"])
+    assert r.exit_code == 2 and "go with --record" in r.output
+    r = CliRunner().invoke(serve, [str(tmp_path), "--record", "--resolve", "nohost"])
+    assert r.exit_code == 2 and "expected HOST=IP" in r.output
