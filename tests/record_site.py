@@ -51,6 +51,7 @@ def record_pages() -> dict[str, Page]:
         "/img/dot.png": (200, PNG, DOT),
         "/img/bg.png": (200, PNG, BG),
         "/second.html": (200, HTML, b"<!doctype html><title>second</title><p>two</p>"),
+        "/moved": (301, (("Location", "/second.html"),), b""),
     }
 
 

@@ -138,3 +138,44 @@ def test_record_options_are_checked(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "go with --record" in r.output
     r = CliRunner().invoke(serve, [str(tmp_path), "--record", "--resolve", "nohost"])
     assert r.exit_code == 2 and "expected HOST=IP" in r.output
+
+
+def test_patch_records_only_what_the_collection_lacks(tmp_path: Path) -> None:
+    coll = new_collection(tmp_path)
+    site = TestSite(record_pages()).start()
+    o = site.origin
+    try:
+        with webark_serve_process(str(tmp_path), *record_args()) as (base, _):
+            patch = f"{base}rec/patch/"
+            assert curl(f"{base}rec/record/im_/{o}/img/dot.png") == (200, DOT)
+            status, page = curl(f"{patch}{o}/")  # not in the collection: recorded
+            assert status == 200
+            assert f'src="/rec/patch/im_/{o}/img/dot.png"'.encode() in page
+            assert f'href="/rec/patch/cs_/{o}/style.css"'.encode() in page
+            assert curl(f"{patch}im_/{o}/img/dot.png") == (200, DOT)  # archived: not fetched
+            assert curl(f"{patch}cs_/{o}/style.css")[0] == 200  # missing: recorded
+            again = curl(f"{patch}{o}/")  # archived now: served, not fetched
+            assert again == (200, page)
+            assert Counter(site.paths()) == Counter(["/img/dot.png", "/", "/style.css"])
+    finally:
+        site.stop()
+    assert responses(coll) == Counter(site.url(p) for p in ["/img/dot.png", "/", "/style.css"])
+
+
+def test_patch_paths_parse() -> None:
+    t = parse_target("/c/patch/js_/https://a.org/a.js")
+    assert (t.kind, t.coll, t.url, t.modifier) == ("patch", "c", "https://a.org/a.js", "js_")
+
+
+def test_record_follows_a_redirect_into_the_record_endpoint(tmp_path: Path) -> None:
+    coll = new_collection(tmp_path)
+    with TestSite(record_pages()) as site, \
+            webark_serve_process(str(tmp_path), *record_args()) as (base, _):  # fmt: skip
+        r = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}",
+                            f"{base}rec/record/{site.url('/moved')}"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+        assert r.stdout == f"301 {base}rec/record/{site.url('/second.html')}"
+        status, page = curl(f"{base}rec/record/{site.url('/moved')}", "-L")
+        assert status == 200 and b"<p>two</p>" in page
+    # every visit is recorded (pywb's "keep"): the redirect twice, its target once
+    assert responses(coll) == Counter({site.url("/moved"): 2, site.url("/second.html"): 1})

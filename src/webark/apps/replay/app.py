@@ -18,7 +18,8 @@ everything else is replay (URL space in :mod:`webark.apps.replay.paths`):
 * record mode ``/{coll}/record/{url}``, only when the server was made with a
   :class:`~webark.apps.replay.record.Recorder` (``webark serve --record``): the live URL
   fetched and archived, then served as its memento is, with links to
-  ``/{coll}/record/…`` (:mod:`.record`).
+  ``/{coll}/record/…`` (:mod:`.record`); patch mode ``/{coll}/patch/{url}``: the
+  capture the collection has, else recorded as in record mode.
 
 A memento request is ``GET``/``HEAD``, or ``POST``/``PUT`` from a replayed page, looked
 up by its method and body (:func:`webark.cdx.post.method_url`, the key the indexer gave
@@ -284,7 +285,7 @@ class ReplayServer:
             return await run_in_threadpool(self.diff_page, ctx, target)
         if target.kind == "timegate":
             return await self.timegate(request, ctx, target)
-        if target.kind == "record":
+        if target.kind in ("record", "patch"):
             return await self.record(request, ctx, target)
         return await self.memento(request, ctx, target)
 
@@ -536,15 +537,25 @@ class ReplayServer:
 
     async def record(self, request: Request, ctx: ReplayContext, target: Target) -> Response:
         """Record mode (:mod:`.record`): fetch and archive ``target.url``, then serve
-        the capture just written with its links to ``/{coll}/record/…``. 404 when the
-        server does not record; 409 for a collection that cannot be indexed while
-        written; 502 / 504 / 403 when the live URL cannot be fetched (nothing
-        written)."""
+        the capture just written with its links to ``/{coll}/record/…``. Patch mode
+        (``target.kind == "patch"``, pywb's, its issue 601): the latest capture of
+        exactly this URL when the collection has one (served with links to
+        ``/{coll}/patch/…``, nothing fetched), else recorded. 404 when the server does
+        not record; 409 for a collection that cannot be indexed while written; 502 /
+        504 / 403 when the live URL cannot be fetched (nothing written)."""
         if self.recorder is None:
             return self.pages.error(404, "Record mode is off",
                                     "This server does not record (webark serve --record).",
                                     ctx.name)  # fmt: skip
-        rec_path = record_prefix(coll_prefix("/", ctx.name))
+        ask = MementoRequest(
+            abs_prefix=coll_prefix(str(request.base_url), ctx.name),
+            head_only=request.method == "HEAD", navigation=is_navigation(request.headers),
+        )  # fmt: skip
+        if target.kind == "patch":
+            have = await anyio.to_thread.run_sync(self._archived, ctx, target, ask)
+            if have is not None:
+                return have
+        rec_path = record_prefix(coll_prefix("/", ctx.name), target.kind)
         try:
             got = await self.recorder.record(ctx.folder, target.url, request.headers.items(),
                                              rec_path)  # fmt: skip
@@ -553,11 +564,21 @@ class ReplayServer:
                                     without_paths(str(exc)), ctx.name)  # fmt: skip
         if isinstance(got, RecordFailure):
             return self.pages.error(got.status, got.reason, got.message, ctx.name)
-        ask = MementoRequest(
-            abs_prefix=coll_prefix(str(request.base_url), ctx.name),
-            head_only=request.method == "HEAD", navigation=is_navigation(request.headers),
-        )  # fmt: skip
         return await anyio.to_thread.run_sync(self._recorded, ctx, target, ask, got)
+
+    def _archived(self, ctx: ReplayContext, target: Target,
+                  ask: MementoRequest) -> Response | None:  # fmt: skip
+        """Patch mode: the latest capture of exactly ``target.url`` served with links
+        to ``/{coll}/patch/…`` (a blocked one: 451), None when there is none (a fuzzy
+        match does not count: the URL itself is missing) (worker thread)."""
+        sel = select_capture(ctx, target.url, None)
+        if isinstance(sel, Blocked):
+            return self.blocked(ctx, sel)
+        if not isinstance(sel, Chosen) or sel.fuzzy is not None:
+            return None
+        ts = sel.capture.line.timestamp
+        shown = Target("memento", ctx.name, target.url, ts, target.modifier)
+        return self._serve(ctx, shown, sel.capture, ask, live_mode=target.kind)
 
     def _recorded(self, ctx: ReplayContext, target: Target, ask: MementoRequest,
                   ts: str) -> Response:  # fmt: skip
@@ -568,7 +589,7 @@ class ReplayServer:
                                     f"{target.url} was recorded at {ts} but the index does "
                                     "not give it back.", ctx.name)  # fmt: skip
         shown = Target("memento", ctx.name, target.url, ts, target.modifier)
-        return self._serve(ctx, shown, sel.capture, ask, recording=True)
+        return self._serve(ctx, shown, sel.capture, ask, live_mode=target.kind)
 
     def _memento(self, ctx: ReplayContext, target: Target, ask: MementoRequest,
                  lease: Lease | None = None) -> Response | Deferred:  # fmt: skip
@@ -603,9 +624,10 @@ class ReplayServer:
 
     def _serve(self, ctx: ReplayContext, target: Target, rc: ResolvedCapture,
                ask: MementoRequest, fuzzy: FuzzyMatch | None = None,
-               lease: Lease | None = None, recording: bool = False) -> Response:  # fmt: skip
-        """The memento response of ``rc``; ``recording``: in record mode (links to
-        ``/{coll}/record/{modifier}/…``, no banner)."""
+               lease: Lease | None = None, live_mode: str | None = None) -> Response:  # fmt: skip
+        """The memento response of ``rc``; ``live_mode``: ``record`` or ``patch`` for
+        record and patch mode (links to ``/{coll}/{live_mode}/{modifier}/…``, no
+        banner)."""
         ts = rc.line.timestamp
         url = rc.line.url  # the base of relative links: the capture's URL as archived
         reserve: Callable[[int], None] | None = None
@@ -623,7 +645,7 @@ class ReplayServer:
         last_l = closest(ctx.source, url, None, limit=1)
         last = last_l[0] if last_l else None
         banner = None
-        if target.modifier in ("", "mp_") and not recording:
+        if target.modifier in ("", "mp_") and live_mode is None:
             def cap(x: CdxLine | None) -> tuple[str, str] | None:
                 if x is None or ctx.access.excluded(x):
                     return None
@@ -633,11 +655,12 @@ class ReplayServer:
 
             banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt))
         rendered = render(
-            rc, url=url, prefix=record_prefix(prefix) if recording else prefix, root="/",
+            rc, url=url, prefix=record_prefix(prefix, live_mode) if live_mode else prefix,
+            root="/",
             modifier=target.modifier, range_header=ask.range_header, banner=banner,
             head_only=ask.head_only, if_range=ask.if_range, reserve=reserve,
             rewrite_limit=self.rewrite_limit, navigation=ask.navigation,
-            link_timestamp="" if recording else None,
+            link_timestamp="" if live_mode else None,
         )  # fmt: skip
         links = MementoLinks(
             url, ask.abs_prefix, ts, target.modifier,
