@@ -179,3 +179,33 @@ def test_record_follows_a_redirect_into_the_record_endpoint(tmp_path: Path) -> N
         assert status == 200 and b"<p>two</p>" in page
     # every visit is recorded (pywb's "keep"): the redirect twice, its target once
     assert responses(coll) == Counter({site.url("/moved"): 2, site.url("/second.html"): 1})
+
+
+def test_record_https_by_a_resolved_name_keeps_the_tls_fields(tmp_path: Path) -> None:
+    import ssl
+
+    import trustme
+
+    coll = new_collection(tmp_path)
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    trustme.CA().issue_cert("site.test").configure_cert(ctx)  # self-signed: not checked
+    site = TestSite(record_pages())
+    site.server.socket = ctx.wrap_socket(site.server.socket, server_side=True)
+    origin = f"https://site.test:{site.port}"
+    with site, webark_serve_process(str(tmp_path), "--record", "--allow-private",
+                                    "--resolve-only", "--resolve",
+                                    "site.test=127.0.0.1") as (base, _):  # fmt: skip
+        status, page = curl(f"{base}rec/record/{origin}/")
+        assert status == 200
+        assert f'href="/rec/record/cs_/{origin}/style.css"'.encode() in page
+        assert site.paths() == ["/"]
+        assert site.snapshot()[0].headers["host"] == f"site.test:{site.port}"
+        status, _ = curl(f"{base}rec/record/https://other.test:{site.port}/")
+        assert status == 502  # not in --resolve: never looked up
+    recs = [r for w in (coll / "warcs").iterdir() for r in ArchiveReader(str(w))
+            if r.type in ("response", "request")]  # fmt: skip
+    assert [(r.type, r.target_uri) for r in recs] == [("response", f"{origin}/"),
+                                                     ("request", f"{origin}/")]  # fmt: skip
+    for r in recs:
+        assert r.headers.get_all("warc-protocol") == ["http/1.1", "tls/1.3"]
+        assert r.headers.get("warc-cipher-suite", "").startswith("TLS_")

@@ -235,6 +235,8 @@ def serve(
       /{coll}/diff/{ts1}/{ts2}/{url}      text diff of two captures of a page
       /{coll}/record/{url}                with --record: fetch the live page, archive
                                           it, serve it rewritten (pywb's record mode)
+      /{coll}/patch/{url}                 with --record: the archived page if there is
+                                          one, else recorded (patch mode)
     Resolution API: /{coll}/cdx?url=... (CDX server), /{coll}/timemap/link/{url}
     (Memento TimeMap), /openapi.json.
 
