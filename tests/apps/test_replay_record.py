@@ -209,3 +209,14 @@ def test_record_https_by_a_resolved_name_keeps_the_tls_fields(tmp_path: Path) ->
     for r in recs:
         assert r.headers.get_all("warc-protocol") == ["http/1.1", "tls/1.3"]
         assert r.headers.get("warc-cipher-suite", "").startswith("TLS_")
+
+
+def test_record_into_a_cdxj_store_collection_is_409(tmp_path: Path) -> None:
+    coll = new_collection(tmp_path)
+    toml = coll / "collection.toml"
+    toml.write_text(toml.read_text().replace('store = "sqlite"', 'store = "cdxj"'))
+    with TestSite(record_pages()) as site, \
+            webark_serve_process(str(tmp_path), *record_args()) as (base, _):  # fmt: skip
+        status, body = curl(f"{base}rec/record/{site.url('/')}")
+        assert status == 409 and b"cdxj" in body
+        assert site.paths() == []  # nothing fetched when it cannot be written

@@ -557,11 +557,12 @@ class ReplayServer:
                 return have
         rec_path = record_prefix(coll_prefix("/", ctx.name), target.kind)
         try:
-            got = await self.recorder.record(ctx.folder, target.url, request.headers.items(),
-                                             rec_path)  # fmt: skip
+            self.recorder.backend(ctx.folder)
         except (CollectionError, ValueError) as exc:
             return self.pages.error(409, "Cannot record into this collection",
                                     without_paths(str(exc)), ctx.name)  # fmt: skip
+        got = await self.recorder.record(ctx.folder, target.url, request.headers.items(),
+                                         rec_path)  # fmt: skip
         if isinstance(got, RecordFailure):
             return self.pages.error(got.status, got.reason, got.message, ctx.name)
         return await anyio.to_thread.run_sync(self._recorded, ctx, target, ask, got)
