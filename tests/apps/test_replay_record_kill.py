@@ -4,19 +4,17 @@ URL it names, on disk (the capture back end's invariant, as for ``webark proxy``
 
 from __future__ import annotations
 
-import signal
-import sqlite3
 import threading
 import time
 from pathlib import Path
 
 import httpx
 
+from collection_checks import index_names_complete_records, kill_9
 from http_wait import webark_serve_process
 from record_site import new_collection
 from sites import HTML, TestSite, html
 from webark.warc.check import check_file
-from webark.warc.reader import read_record_at
 from webark.warc.repair import repair_open_file
 
 
@@ -54,22 +52,9 @@ def test_kill_9_while_recording_leaves_a_repairable_warc_and_a_consistent_index(
         while len(done) < 60 and not errors and time.monotonic() < deadline:
             time.sleep(0.02)
         assert not errors and len(done) >= 60, errors
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        stop.set()
-        for t in threads:
-            t.join()
-    warcs = coll / "warcs"
-    (opened,) = list(warcs.iterdir())
+        kill_9(proc, stop, threads)
+    (opened,) = list((coll / "warcs").iterdir())
     assert opened.name.endswith(".open")
-    db = sqlite3.connect(coll / "indexes" / "index.sqlite3")
-    rows = db.execute("SELECT f.name, c.offset, c.url, c.record_type FROM captures c "
-                      "JOIN files f ON f.id = c.file_id").fetchall()  # fmt: skip
-    db.close()
-    assert len(rows) >= 60
-    for name, offset, url, rtype in rows:
-        rec = read_record_at(warcs / (name + ".open"), offset)
-        assert rec.target_uri == url and rec.type == rtype
-        assert rec.block.size == rec.content_length
+    assert index_names_complete_records(coll) >= 60
     repaired = repair_open_file(opened)
     assert check_file(repaired.new_path).ok
