@@ -220,3 +220,14 @@ def test_record_into_a_cdxj_store_collection_is_409(tmp_path: Path) -> None:
         status, body = curl(f"{base}rec/record/{site.url('/')}")
         assert status == 409 and b"cdxj" in body
         assert site.paths() == []  # nothing fetched when it cannot be written
+
+
+def test_record_of_a_url_the_access_rules_block_answers_451(tmp_path: Path) -> None:
+    coll = new_collection(tmp_path)
+    site = TestSite(record_pages())
+    (coll / "access-rules.yaml").write_text(f"- url: {site.url('/style.css')}\n  policy: block\n")
+    with site, webark_serve_process(str(tmp_path), *record_args()) as (base, _):
+        status, _ = curl(f"{base}rec/record/cs_/{site.url('/style.css')}")
+        assert status == 451
+        status, _ = curl(f"{base}rec/record/{site.url('/')}")
+        assert status == 200

@@ -585,6 +585,8 @@ class ReplayServer:
                   ts: str) -> Response:  # fmt: skip
         """The capture of ``target.url`` at ``ts`` just recorded (worker thread)."""
         sel = select_capture(ctx, target.url, ts)
+        if isinstance(sel, Blocked):  # recorded, but the access rules hide it
+            return self.blocked(ctx, sel)
         if not isinstance(sel, Chosen) or sel.capture.line.timestamp != ts:
             return self.pages.error(500, "Recorded capture not found",
                                     f"{target.url} was recorded at {ts} but the index does "
