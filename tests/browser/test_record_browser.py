@@ -2,7 +2,9 @@
 mode, the manual crawler): the page, its style sheet, its images, its script and what the
 script fetches at run time are all asked of the record endpoint (none of the live host
 directly), each is archived once, the WARCs pass ``webark warc check``, and the page
-replays in Chromium from the collection with the live site stopped."""
+replays in Chromium from the collection with the live site stopped. Following a link
+records the next page; patch mode serves what the collection has and fetches nothing
+twice."""
 
 from __future__ import annotations
 
@@ -65,3 +67,29 @@ def test_chromium_records_a_page_and_replays_it_with_the_site_stopped(
         _looks_right(page)
     assert all(u.startswith(base) for u in asked), asked
     assert not any("/record/" in u for u in asked), asked
+
+
+def test_chromium_follows_a_link_while_recording_and_patch_mode_fetches_nothing_twice(
+    tmp_path: Path, context: Any, browser: Any
+) -> None:
+    new_collection(tmp_path)
+    with TestSite(record_pages()) as site, webark_serve_process(
+        str(tmp_path), "--record", "--allow-private", "--resolve-only"
+    ) as (base, _):
+        page, asked = _load(context, f"{base}rec/patch/{site.url('/')}")
+        _looks_right(page)
+        with page.expect_navigation():
+            page.click("#a")  # the link leads to the patch endpoint, which records it
+        assert page.title() == "second"
+        assert page.url == f"{base}rec/patch/{site.url('/second.html')}"
+        first = Counter(h.path for h in site.snapshot())
+        assert first == Counter(["/", *SUBRESOURCES, "/second.html"])
+        page.close()
+        fresh = browser.new_context(service_workers="block")  # no HTTP cache to help
+        try:
+            again, asked_again = _load(fresh, f"{base}rec/patch/{site.url('/')}")
+            _looks_right(again)  # from the collection: the live site is asked nothing more
+        finally:
+            fresh.close()
+        assert Counter(h.path for h in site.snapshot()) == first
+    assert all(u.startswith(base) for u in asked + asked_again), asked + asked_again
