@@ -5,8 +5,6 @@ the URL it names, on disk."""
 
 from __future__ import annotations
 
-import signal
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -15,9 +13,9 @@ import httpx
 from proxy_support import proxy_process
 from test_proxy_http import _init_collection
 
+from collection_checks import index_names_complete_records, kill_9
 from sites import HTML, TestSite, html
 from webark.warc.check import check_file
-from webark.warc.reader import read_record_at
 from webark.warc.repair import repair_open_file
 
 
@@ -47,11 +45,7 @@ def test_kill_9_leaves_valid_warcs_and_a_consistent_index(tmp_path: Path) -> Non
             t.start()
         while len(done) < 150:
             time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        stop.set()
-        for t in threads:
-            t.join()
+        kill_9(proc, stop, threads)
     warcs = coll / "warcs"
     closed = [p for p in warcs.iterdir() if p.name.endswith(".warc.gz")]
     opened = [p for p in warcs.iterdir() if p.name.endswith(".open")]
@@ -59,16 +53,7 @@ def test_kill_9_leaves_valid_warcs_and_a_consistent_index(tmp_path: Path) -> Non
     for p in closed:
         report = check_file(p)
         assert report.ok, report
-    db = sqlite3.connect(coll / "indexes" / "index.sqlite3")
-    rows = db.execute("SELECT f.name, c.offset, c.url, c.record_type FROM captures c "
-                      "JOIN files f ON f.id = c.file_id").fetchall()  # fmt: skip
-    db.close()
-    assert len(rows) >= 100
-    for name, offset, url, rtype in rows:
-        path = warcs / name if (warcs / name).exists() else warcs / (name + ".open")
-        rec = read_record_at(path, offset)
-        assert rec.target_uri == url and rec.type == rtype
-        assert rec.block.size == rec.content_length
+    assert index_names_complete_records(coll) >= 100
     for p in opened:
         repaired = repair_open_file(p)
         assert check_file(repaired.new_path).ok

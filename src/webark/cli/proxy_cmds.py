@@ -15,6 +15,7 @@ from webark.apps.control.app import new_token
 from webark.apps.proxy.ca import CertAuthority
 from webark.apps.proxy.run import DEFAULT_CA_FILE, ProxySettings, run_proxy
 from webark.apps.proxy.server import ArchivingProxy, ProxyConfig
+from webark.cli.user_io import resolve_overrides
 from webark.core.errors import WebarkError
 from webark.core.malloc import limit_arenas
 from webark.core.private_file import write_private_json
@@ -72,12 +73,7 @@ def proxy(ctx: click.Context, job_dir: Path | None, collection: Path | None, hos
     if (job_dir is None) == (collection is None):
         raise click.UsageError("give --job DIR or --collection DIR (one of them)")
     token = new_token()
-    overrides = {}
-    for item in resolve:
-        host, sep, ip = item.partition("=")
-        if not sep or not host or not ip:
-            raise click.BadParameter(f"{item!r}: expected HOST=IP", param_hint="--resolve")
-        overrides[host] = ip
+    overrides = resolve_overrides(resolve)
     settings = ProxySettings(
         job_dir=job_dir, collection=collection, prefix=prefix, dedup=dedup,
         allow_private=allow_private, compression=compression,  # type: ignore[arg-type]

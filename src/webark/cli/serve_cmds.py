@@ -186,6 +186,20 @@ def _supervise(
     help="Trust X-Forwarded-Proto/For (behind a reverse proxy; affects Memento links).",
 )  # fmt: skip
 @click.option(
+    "--record", is_flag=True,
+    help="Record mode (the manual crawler): /{coll}/record/{url} fetches the live page, "
+    "archives it into the collection (indexed at once) and serves it rewritten so that "
+    "what it loads and links to is recorded too. One worker only.",
+)  # fmt: skip
+@click.option("--allow-private", is_flag=True,
+              help="Record mode may fetch private and loopback addresses.")  # fmt: skip
+@click.option("--resolve", "resolve", multiple=True, metavar="HOST=IP",
+              help="Record mode: connect to IP for HOST (like curl --resolve); "
+                   "repeatable.")  # fmt: skip
+@click.option("--resolve-only", is_flag=True,
+              help="Record mode: look up no name through the system resolver (only "
+                   "--resolve hosts and IP literals are fetched).")  # fmt: skip
+@click.option(
     "--log-level", default="warning", show_default=True,
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
 )  # fmt: skip
@@ -200,11 +214,15 @@ def serve(
     rewrite_limit_mib: int,
     access_log: bool,
     proxy_headers: bool,
+    record: bool,
+    allow_private: bool,
+    resolve: tuple[str, ...],
+    resolve_only: bool,
     log_level: str,
 ) -> None:
     """Serve the collections in COLLECTIONS_DIR for replay in a browser and through the
     resolution API. Open the printed URL: the home page lists the collections and has a
-    URL search box. Nothing is ever fetched from the live web.
+    URL search box. Nothing is ever fetched from the live web, except with --record.
 
     \b
     Replay URLs (Wayback/pywb style; {url} as archived, query string included):
@@ -217,6 +235,10 @@ def serve(
                                           if_ oe_ mp_ modifiers, pywb's)
       /{coll}/{url}                       Memento TimeGate (Accept-Datetime; latest)
       /{coll}/diff/{ts1}/{ts2}/{url}      text diff of two captures of a page
+      /{coll}/record/{url}                with --record: fetch the live page, archive
+                                          it, serve it rewritten (pywb's record mode)
+      /{coll}/patch/{url}                 with --record: the archived page if there is
+                                          one, else recorded (patch mode)
     Resolution API: /{coll}/cdx?url=... (CDX server), /{coll}/timemap/link/{url}
     (Memento TimeMap), /openapi.json.
 
@@ -250,9 +272,22 @@ def serve(
         except (ValueError, OSError) as exc:
             raise click.ClickException(f"--access-rules {access_rules}: {exc}") from exc
         access_rules = os.path.abspath(access_rules)
+    if (allow_private or resolve or resolve_only) and not record:
+        raise click.UsageError("--allow-private, --resolve and --resolve-only go with --record")
+    if record and workers > 1:
+        raise click.UsageError("--record runs in one worker (each would write its own WARCs)")
+    record_settings = None
+    if record:
+        from webark.apps.replay.record import RecordSettings
+        from webark.cli.user_io import resolve_overrides
+
+        record_settings = RecordSettings(allow_private=allow_private,
+                                         resolve=resolve_overrides(resolve),
+                                         resolve_only=resolve_only)  # fmt: skip
     app_args: dict[str, Any] = {
         "collections_dir": root, "replay_base": replay_base, "access_rules": access_rules,
         "rewrite_budget": rewrite_budget_mib << 20, "rewrite_limit": rewrite_limit_mib << 20,
+        "record": record_settings,
     }  # fmt: skip
     common: dict[str, Any] = {
         "log_config": _log_config(log_level, access_log),
@@ -283,6 +318,8 @@ def serve(
     )
     for name in names[:20]:
         click.echo(f"  replay {name}: {base}{name}/   (captures of a URL: {base}{name}/*/URL)")
+        if record:
+            click.echo(f"  record {name}: {base}{name}/record/URL")
     if len(names) > 20:
         click.echo(f"  … and {len(names) - 20} more collections: {base}")
     sys.stdout.flush()

@@ -7,7 +7,9 @@ share in talking to their user:
 * :func:`unique_regular_files`: inputs checked before any work (missing, folder,
   pipe) and the same file given twice read once;
 * :class:`StatusLine`: ``--progress`` on stderr;
-* :func:`open_collection`: a collection folder, or a clean error.
+* :func:`open_collection`: a collection folder, or a clean error;
+* :func:`resolve_overrides`: ``--resolve HOST=IP`` options (``webark proxy``,
+  ``webark serve --record``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,21 @@ from typing import NoReturn
 import click
 
 from webark.index.collection import Collection, CollectionError
+
+
+def resolve_overrides(items: Iterable[str]) -> dict[str, str]:
+    """``HOST=IP`` options (curl's ``--resolve``) as ``{host: ip}``.
+
+    Raises:
+        click.BadParameter: an item is not ``HOST=IP``.
+    """
+    overrides = {}
+    for item in items:
+        host, sep, ip = item.partition("=")
+        if not sep or not host or not ip:
+            raise click.BadParameter(f"{item!r}: expected HOST=IP", param_hint="--resolve")
+        overrides[host] = ip
+    return overrides
 
 
 def open_collection(path: str) -> Collection:

@@ -70,13 +70,24 @@ from webark.fetch.codes import S_BLOCKED_BY_USER, S_TIMEOUT
 from webark.fetch.exchange import Exchange
 from webark.fetch.limits import FetchLimits
 
-__all__ = ["ArchivingProxy", "ClientRequest", "ProxyConfig", "read_request"]
+__all__ = ["ArchivingProxy", "ClientRequest", "ProxyConfig", "failure_status", "read_request"]
 
 log = logging.getLogger(__name__)
 
 READ_SIZE = 64 * 1024
 WRITE_RECORD = "WARCPROX_WRITE_RECORD"
 """warcprox's HTTP method for writing a record the client built."""
+
+
+def failure_status(ex: Exchange) -> tuple[int, str]:
+    """The HTTP status and reason answered for a failed upstream fetch (warcprox's):
+    504 Gateway Timeout for a timeout, 403 Forbidden for an address the fetcher
+    refuses (private or loopback without ``allow_private``), else 502 Bad Gateway."""
+    if ex.status == S_TIMEOUT:
+        return 504, "Gateway Timeout"
+    if ex.status == S_BLOCKED_BY_USER:
+        return 403, "Forbidden"
+    return 502, "Bad Gateway"
 
 
 @dataclass(frozen=True, slots=True)
@@ -557,14 +568,9 @@ class ArchivingProxy:
 
     @staticmethod
     def _failure_message(ex: Exchange, close: bool) -> bytes:
-        """502 Bad Gateway, 504 Gateway Timeout, or 403 for an address the fetcher
-        refuses; the body says why."""
-        why = f"{ex.url}: {ex.error}\n"
-        if ex.status == S_TIMEOUT:
-            return message(504, "Gateway Timeout", why, close=close)
-        if ex.status == S_BLOCKED_BY_USER:
-            return message(403, "Forbidden", why, close=close)
-        return message(502, "Bad Gateway", why, close=close)
+        """The :func:`failure_status` answer; the body says why."""
+        status, reason = failure_status(ex)
+        return message(status, reason, f"{ex.url}: {ex.error}\n", close=close)
 
     def _log(self, line: CrawlLogLine) -> None:
         if self.backend.config.crawl_log is not None:

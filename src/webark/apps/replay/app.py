@@ -14,7 +14,12 @@ everything else is replay (URL space in :mod:`webark.apps.replay.paths`):
 * TimeGate ``/{coll}/{url}``: ``Accept-Datetime`` (or latest) → ``302``;
 * full-text search ``/{coll}/search?q=`` (:mod:`.fulltext`);
 * "Not in archive" (404) with the nearest captures and similar URLs; blocked (451);
-* diff ``/{coll}/diff/{ts1}/{ts2}/{url}`` (:mod:`.diff`).
+* diff ``/{coll}/diff/{ts1}/{ts2}/{url}`` (:mod:`.diff`);
+* record mode ``/{coll}/record/{url}``, only when the server was made with a
+  :class:`~webark.apps.replay.record.Recorder` (``webark serve --record``): the live URL
+  fetched and archived, then served as its memento is, with links to
+  ``/{coll}/record/…`` (:mod:`.record`); patch mode ``/{coll}/patch/{url}``: the
+  capture the collection has, else recorded as in record mode.
 
 A memento request is ``GET``/``HEAD``, or ``POST``/``PUT`` from a replayed page, looked
 up by its method and body (:func:`webark.cdx.post.method_url`, the key the indexer gave
@@ -22,9 +27,9 @@ the capture of the same request) and answered without a redirect. A URL without
 captures gets a fuzzy match (:mod:`webark.index.fuzzy`) named in :data:`FUZZY_HEADER`.
 WebSocket handshakes are refused (:func:`refuse_websocket`).
 
-Nothing is ever fetched from the live web. Index lookups and WARC reads run in worker
-threads (Starlette's ``run_in_threadpool``), never in the event loop; large payloads
-are streamed.
+Nothing is ever fetched from the live web, except in record mode. Index lookups and
+WARC reads run in worker threads (Starlette's ``run_in_threadpool``), never in the event
+loop; large payloads are streamed.
 
 Memory under load: a memento whose body is large and rewritten
 (:func:`~webark.apps.replay.render.rewrite_weight`) first waits, in the event loop, for
@@ -86,7 +91,9 @@ from webark.apps.replay.paths import (
     coll_prefix,
     fix_url,
     parse_target,
+    record_prefix,
 )
+from webark.apps.replay.record import Recorder, RecordFailure, RecordSettings
 from webark.apps.replay.render import (
     RAW_CSP,
     REPLAY_CSP,
@@ -104,12 +111,13 @@ from webark.apps.replay.request_info import (
     is_service_worker_script,
     lookup_body,
 )
-from webark.apps.replay.select import Blocked, Missing, select_capture
+from webark.apps.replay.select import Blocked, Chosen, Missing, select_capture
 from webark.apps.replay.sources import ReplayCollections, ReplayContext
 from webark.cdx.line import CdxLine
 from webark.cdx.post import method_url
 from webark.core.text import without_paths
 from webark.index.capture_select import captures, closest, is_replayable, neighbours
+from webark.index.collection import CollectionError
 from webark.index.fuzzy import FuzzyMatch
 from webark.index.resolved import ResolvedCapture
 from webark.index.source import IndexUnavailable, KeyRange, resolve_match
@@ -177,11 +185,14 @@ class ReplayServer:
         that does not read (:data:`SEND_TIMEOUT`). rewrite_limit: the largest body
         (bytes, content-coding undone) that is rewritten or compared in a diff; larger
         ones are sent as stored (:data:`~webark.apps.replay.render.REWRITE_LIMIT`).
+        recorder: record mode's :class:`~webark.apps.replay.record.Recorder`, or None
+            (``/{coll}/record/…`` answers 404); closed at the ASGI lifespan shutdown.
     """
 
     def __init__(self, api: ASGIApp, collections: ReplayCollections,
                  rewrite_budget: int = REWRITE_BUDGET,
-                 rewrite_limit: int = REWRITE_LIMIT):  # fmt: skip
+                 rewrite_limit: int = REWRITE_LIMIT,
+                 recorder: Recorder | None = None):  # fmt: skip
         if rewrite_limit <= 0:
             raise ValueError("the rewrite limit must be a positive number of bytes")
         self.api = api
@@ -191,9 +202,20 @@ class ReplayServer:
         self.budget = ByteBudget(rewrite_budget)
         self.rewrite_limit = rewrite_limit
         self.send_timeout = SEND_TIMEOUT
+        self.recorder = recorder
         self._client_js: bytes | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan" and self.recorder is not None:
+            recorder = self.recorder
+
+            async def closing(message: Any) -> None:  # the WARCs closed before the end
+                if message.get("type") == "lifespan.shutdown.complete":
+                    await recorder.aclose()
+                await send(message)
+
+            await self.api(scope, receive, closing)
+            return
         if scope["type"] == "websocket":
             await refuse_websocket(scope, receive, send)
             return
@@ -263,6 +285,8 @@ class ReplayServer:
             return await run_in_threadpool(self.diff_page, ctx, target)
         if target.kind == "timegate":
             return await self.timegate(request, ctx, target)
+        if target.kind in ("record", "patch"):
+            return await self.record(request, ctx, target)
         return await self.memento(request, ctx, target)
 
     # -- the app's own files -------------------------------------------------------------
@@ -511,6 +535,65 @@ class ReplayServer:
             raise AssertionError("memento deferred twice")
         return LeasedResponse(resp, lease, self.send_timeout)
 
+    async def record(self, request: Request, ctx: ReplayContext, target: Target) -> Response:
+        """Record mode (:mod:`.record`): fetch and archive ``target.url``, then serve
+        the capture just written with its links to ``/{coll}/record/…``. Patch mode
+        (``target.kind == "patch"``, pywb's, its issue 601): the latest capture of
+        exactly this URL when the collection has one (served with links to
+        ``/{coll}/patch/…``, nothing fetched), else recorded. 404 when the server does
+        not record; 409 for a collection that cannot be indexed while written; 502 /
+        504 / 403 when the live URL cannot be fetched (nothing written)."""
+        if self.recorder is None:
+            return self.pages.error(404, "Record mode is off",
+                                    "This server does not record (webark serve --record).",
+                                    ctx.name)  # fmt: skip
+        ask = MementoRequest(
+            abs_prefix=coll_prefix(str(request.base_url), ctx.name),
+            head_only=request.method == "HEAD", navigation=is_navigation(request.headers),
+        )  # fmt: skip
+        if target.kind == "patch":
+            have = await anyio.to_thread.run_sync(self._archived, ctx, target, ask)
+            if have is not None:
+                return have
+        rec_path = record_prefix(coll_prefix("/", ctx.name), target.kind)
+        try:
+            self.recorder.backend(ctx.folder)
+        except (CollectionError, ValueError) as exc:
+            return self.pages.error(409, "Cannot record into this collection",
+                                    without_paths(str(exc)), ctx.name)  # fmt: skip
+        got = await self.recorder.record(ctx.folder, target.url, request.headers.items(),
+                                         rec_path)  # fmt: skip
+        if isinstance(got, RecordFailure):
+            return self.pages.error(got.status, got.reason, got.message, ctx.name)
+        return await anyio.to_thread.run_sync(self._recorded, ctx, target, ask, got)
+
+    def _archived(self, ctx: ReplayContext, target: Target,
+                  ask: MementoRequest) -> Response | None:  # fmt: skip
+        """Patch mode: the latest capture of exactly ``target.url`` served with links
+        to ``/{coll}/patch/…`` (a blocked one: 451), None when there is none (a fuzzy
+        match does not count: the URL itself is missing) (worker thread)."""
+        sel = select_capture(ctx, target.url, None)
+        if isinstance(sel, Blocked):
+            return self.blocked(ctx, sel)
+        if not isinstance(sel, Chosen) or sel.fuzzy is not None:
+            return None
+        ts = sel.capture.line.timestamp
+        shown = Target("memento", ctx.name, target.url, ts, target.modifier)
+        return self._serve(ctx, shown, sel.capture, ask, live_mode=target.kind)
+
+    def _recorded(self, ctx: ReplayContext, target: Target, ask: MementoRequest,
+                  ts: str) -> Response:  # fmt: skip
+        """The capture of ``target.url`` at ``ts`` just recorded (worker thread)."""
+        sel = select_capture(ctx, target.url, ts)
+        if isinstance(sel, Blocked):  # recorded, but the access rules hide it
+            return self.blocked(ctx, sel)
+        if not isinstance(sel, Chosen) or sel.capture.line.timestamp != ts:
+            return self.pages.error(500, "Recorded capture not found",
+                                    f"{target.url} was recorded at {ts} but the index does "
+                                    "not give it back.", ctx.name)  # fmt: skip
+        shown = Target("memento", ctx.name, target.url, ts, target.modifier)
+        return self._serve(ctx, shown, sel.capture, ask, live_mode=target.kind)
+
     def _memento(self, ctx: ReplayContext, target: Target, ask: MementoRequest,
                  lease: Lease | None = None) -> Response | Deferred:  # fmt: skip
         """Select and render (worker thread). Without ``lease``, a large rewrite is
@@ -544,7 +627,10 @@ class ReplayServer:
 
     def _serve(self, ctx: ReplayContext, target: Target, rc: ResolvedCapture,
                ask: MementoRequest, fuzzy: FuzzyMatch | None = None,
-               lease: Lease | None = None) -> Response:  # fmt: skip
+               lease: Lease | None = None, live_mode: str | None = None) -> Response:  # fmt: skip
+        """The memento response of ``rc``; ``live_mode``: ``record`` or ``patch`` for
+        record and patch mode (links to ``/{coll}/{live_mode}/{modifier}/…``, no
+        banner)."""
         ts = rc.line.timestamp
         url = rc.line.url  # the base of relative links: the capture's URL as archived
         reserve: Callable[[int], None] | None = None
@@ -562,7 +648,7 @@ class ReplayServer:
         last_l = closest(ctx.source, url, None, limit=1)
         last = last_l[0] if last_l else None
         banner = None
-        if target.modifier in ("", "mp_"):
+        if target.modifier in ("", "mp_") and live_mode is None:
             def cap(x: CdxLine | None) -> tuple[str, str] | None:
                 if x is None or ctx.access.excluded(x):
                     return None
@@ -572,10 +658,12 @@ class ReplayServer:
 
             banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt))
         rendered = render(
-            rc, url=url, prefix=prefix, root="/", modifier=target.modifier,
-            range_header=ask.range_header, banner=banner, head_only=ask.head_only,
-            if_range=ask.if_range, reserve=reserve, rewrite_limit=self.rewrite_limit,
-            navigation=ask.navigation,
+            rc, url=url, prefix=record_prefix(prefix, live_mode) if live_mode else prefix,
+            root="/",
+            modifier=target.modifier, range_header=ask.range_header, banner=banner,
+            head_only=ask.head_only, if_range=ask.if_range, reserve=reserve,
+            rewrite_limit=self.rewrite_limit, navigation=ask.navigation,
+            link_timestamp="" if live_mode else None,
         )  # fmt: skip
         links = MementoLinks(
             url, ask.abs_prefix, ts, target.modifier,
@@ -644,6 +732,7 @@ def create_server(
     replay_base: str | None = None,
     rewrite_budget: int = REWRITE_BUDGET,
     rewrite_limit: int = REWRITE_LIMIT,
+    record: RecordSettings | None = None,
 ) -> ReplayServer:
     """``webark serve``'s app over the collections in ``collections_dir``: replay and the
     resolution API (sharing one index source per collection).
@@ -658,6 +747,7 @@ def create_server(
             module docstring).
         rewrite_limit: the largest body rewritten, in bytes once decoded (> 0); larger
             ones are sent as stored.
+        record: record mode's settings (:mod:`.record`); None: no record mode.
 
     Raises:
         ValueError / OSError: the access rules file cannot be used; a budget or a
@@ -672,7 +762,9 @@ def create_server(
         return access.hidden_from_api(root, name)
 
     api = create_app(colls, replay_base=replay_base, hidden=hidden)
-    return ReplayServer(api, ReplayCollections(colls, access), rewrite_budget, rewrite_limit)
+    recorder = Recorder(record) if record is not None else None
+    return ReplayServer(api, ReplayCollections(colls, access), rewrite_budget, rewrite_limit,
+                        recorder)  # fmt: skip
 
 
 def server_from_env() -> ReplayServer:

@@ -9,6 +9,11 @@ The URL space (pywb's, so links and bookmarks made for pywb keep working)::
                                           is never a TimeGate, as ``/{coll}/cdx``)
     /{coll}/*/{url}                       captures of {url} (calendar); {url}* or *.host: URLs
     /{coll}/diff/{ts1}/{ts2}/{url}        text diff of two captures of an HTML page
+    /{coll}/record/{url}                  record mode (``webark serve --record``): the
+    /{coll}/record/{modifier}/{url}       live URL fetched, archived, served rewritten
+                                          (pywb's record route)
+    /{coll}/patch/{url}                   patch mode (with ``--record``): the archived
+    /{coll}/patch/{modifier}/{url}        capture if there is one, else recorded
     /{coll}/{url}                         Memento TimeGate (RFC 7089 §4.1): 302 to a memento
     /{coll}/{modifier}/{url}              TimeGate keeping the modifier (``id_/``)
     /{coll}/{timestamp}{modifier}/{url}   a memento: timestamp 1–14 digits (UTC; more
@@ -49,7 +54,13 @@ _TS_MOD = re.compile(r"^([0-9]+)?([a-z]{2}_)?$")
 _LIST = re.compile(r"^([0-9]{0,14})\*$")
 _DIFF = re.compile(r"^diff/([0-9]+)/([0-9]+)/(.+)$", re.S)
 
-Kind = Literal["home", "app", "collection", "search", "captures", "diff", "timegate", "memento"]
+Kind = Literal["home", "app", "collection", "search", "captures", "diff", "timegate", "memento",
+               "record", "patch"]
+
+#: The path segment of record mode: ``/{coll}/record/…`` (pywb's).
+RECORD = "record"
+#: The path segment of patch mode: ``/{coll}/patch/…`` (record only what is missing).
+PATCH = "patch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +69,8 @@ class Target:
 
     Attributes:
         kind: ``home``, ``app`` (a ``/_webark/`` path), ``collection``, ``search``
-            (full text), ``captures``, ``diff``, ``timegate`` or ``memento``.
+            (full text), ``captures``, ``diff``, ``timegate``, ``memento``,
+            ``record`` or ``patch``.
         coll: collection name ('' for ``home``/``app``).
         url: the original URL asked for (see the module docstring), or for ``app`` the
             path below ``/_webark/``.
@@ -153,6 +165,12 @@ def parse_target(raw_path: str, query: str = "") -> Target | None:
         return Target("search", coll)
     qs = "?" + query if query else ""
     head, sep2, tail = rest.partition("/")
+    if head in (RECORD, PATCH) and sep2:
+        mod, sep3, url = tail.partition("/")
+        if not (sep3 and mod in MODIFIERS):
+            mod, url = "", tail
+        return Target("record" if head == RECORD else "patch", coll, fix_url(url + qs), None,
+                      mod)  # fmt: skip
     m = _LIST.match(head)
     if m and sep2:
         return Target("captures", coll, fix_url(tail + qs), m.group(1) or None)
@@ -185,6 +203,13 @@ def archival_url(prefix: str, timestamp: str, url: str, modifier: str = "") -> s
     """``{prefix}{timestamp}{modifier}/{url}``; ``prefix`` ends with ``/``
     (``/coll/`` or ``http://host:port/coll/``)."""
     return f"{prefix}{timestamp}{modifier}/{url_for_path(url)}"
+
+
+def record_prefix(coll_prefix: str, mode: str = RECORD) -> str:
+    """``{coll_prefix}{mode}/``: the prefix of record-mode (``mode`` :data:`RECORD`) or
+    patch-mode (:data:`PATCH`) URLs, which have no timestamp
+    (``/coll/record/im_/http://a.org/i.png``, as pywb's)."""
+    return f"{coll_prefix}{mode}/"
 
 
 def captures_url(prefix: str, url: str) -> str:

@@ -232,6 +232,7 @@ def render(
     reserve: Callable[[int], None] | None = None,
     rewrite_limit: int = REWRITE_LIMIT,
     navigation: bool = False,
+    link_timestamp: str | None = None,
 ) -> Rendered:
     """The response for capture ``rc`` requested as ``{prefix}{ts}{modifier}/{url}``.
 
@@ -250,8 +251,10 @@ def render(
         navigation: a browser navigates to it (the app's
             :func:`~webark.apps.replay.app.is_navigation`): an ``id_`` active document is
             then sent as ``text/plain`` (module docstring).
+        link_timestamp: the timestamp put in rewritten URLs instead of the capture's
+            (``""`` in record mode: ``{prefix}{modifier}/{url}``).
     """
-    ts = rc.line.timestamp
+    ts = rc.line.timestamp if link_timestamp is None else link_timestamp
     status = _status(rc.status)
     rewriter = UrlRewriter(prefix, ts, url, modifier)
     stored_encoding = (_header(rc.headers, "Content-Encoding") or "").strip()
