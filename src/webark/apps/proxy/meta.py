@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import jsonschema
 
 from webark.capture.stats import CaptureStats
+from webark.core.errors import RequestError
 from webark.dedup.policy import DedupPolicy, DedupPolicyError
 from webark.url import to_scope_surt
 from webark.url.errors import InvalidURLError
@@ -45,7 +46,7 @@ _schema: dict[str, Any] | None = None
 _validator: jsonschema.Draft202012Validator | None = None
 
 
-class WarcproxMetaError(ValueError):
+class WarcproxMetaError(RequestError):
     """A ``Warcprox-Meta`` header that is not JSON, not an object, or breaks the schema
     (the message says where and what)."""
 

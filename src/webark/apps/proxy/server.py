@@ -61,7 +61,7 @@ from webark.capture import (
     WarcCaptureBackend,
     capture_line,
 )
-from webark.core.errors import InvalidRecordError
+from webark.core.errors import InvalidRecordError, RequestError
 from webark.crawllog import CrawlLogLine
 from webark.dedup.buckets import Bucketed
 from webark.dedup.sqlite_dedup import SqliteDedupIndex, open_index
@@ -154,7 +154,7 @@ class ClientRequest:
         return "close" in tokens
 
 
-class RequestError(Exception):
+class ProxyRequestError(RequestError):
     """A request the proxy cannot read: ``status`` and a message for the client."""
 
     def __init__(self, status: int, reason: str, message: str):
@@ -179,7 +179,7 @@ async def read_request(
         connection (or stayed idle for ``config.idle_timeout``) before a request.
 
     Raises:
-        RequestError: a malformed request (400), a head over ``max_head_size`` (431),
+        ProxyRequestError: a malformed request (400), a head over ``max_head_size`` (431),
             a body over ``max_request_body`` (413).
     """
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=config.max_head_size)
@@ -192,8 +192,8 @@ async def read_request(
             event = conn.next_event()
         except h11.RemoteProtocolError as e:
             if request is None and e.error_status_hint == 431:
-                raise RequestError(431, "Request Header Fields Too Large", str(e)) from e
-            raise RequestError(400, "Bad Request", f"malformed request: {e}") from e
+                raise ProxyRequestError(431, "Request Header Fields Too Large", str(e)) from e
+            raise ProxyRequestError(400, "Bad Request", f"malformed request: {e}") from e
         if event is h11.NEED_DATA:
             if conn.they_are_waiting_for_100_continue:
                 writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -204,7 +204,8 @@ async def read_request(
             except (TimeoutError, OSError):
                 if request is None:
                     return None
-                raise RequestError(408, "Request Timeout", "request body not received") from None
+                raise ProxyRequestError(408, "Request Timeout",
+                                        "request body not received") from None
             if not data and request is None and not conn.trailing_data[0]:
                 return None
             conn.receive_data(data)
@@ -215,7 +216,7 @@ async def read_request(
             body += event.data
             if len(body) > config.max_request_body:
                 too_big = f"request body over {config.max_request_body} bytes"
-                raise RequestError(413, "Content Too Large", too_big)
+                raise ProxyRequestError(413, "Content Too Large", too_big)
         elif isinstance(event, h11.EndOfMessage):
             assert request is not None
             req = ClientRequest(
@@ -230,7 +231,7 @@ async def read_request(
         elif isinstance(event, h11.ConnectionClosed):
             return None
         else:  # pragma: no cover - h11.PAUSED cannot come before EndOfMessage
-            raise RequestError(400, "Bad Request", "unexpected request framing")
+            raise ProxyRequestError(400, "Bad Request", "unexpected request framing")
 
 
 class ArchivingProxy:
@@ -335,7 +336,7 @@ class ArchivingProxy:
         while True:
             try:
                 got = await read_request(reader, writer, leftover, self.config)
-            except RequestError as e:
+            except ProxyRequestError as e:
                 writer.write(message(e.status, e.reason, f"{e}\n", close=True))
                 await writer.drain()
                 return

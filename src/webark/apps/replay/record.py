@@ -42,7 +42,6 @@ from webark.fetch import HttpFetcher
 from webark.fetch.dns import OverrideResolver
 from webark.fetch.exchange import Exchange
 from webark.fetch.limits import FetchLimits
-from webark.fetch.tls_names import protocol_fields
 
 __all__ = ["RecordFailure", "RecordSettings", "Recorder", "upstream_headers"]
 
@@ -194,7 +193,7 @@ class Recorder:
         backend = self.backend(folder)
         ex = await self.fetcher().fetch(url, headers=upstream_headers(headers, record_prefix),
                                         limits=self.settings.limits)  # fmt: skip
-        meta = CaptureMeta(metadata_record=False, extra_fields=protocol_fields(ex))
+        meta = CaptureMeta(metadata_record=False)  # the back end adds WARC-Protocol
         if not ex.ok:
             backend.log(capture_line(url, ex.status, meta, exchange=ex))
             status, reason = failure_status(ex)
