@@ -145,6 +145,22 @@ def test_upstream_failures_answer_502_and_504_and_write_nothing(tmp_path: Path) 
     assert [r for r in _records(job / "warcs") if r.type != "warcinfo"] == []
 
 
+def test_a_head_over_64_kib_is_431_and_goes_nowhere(tmp_path: Path) -> None:
+    """One header of 66,000 bytes, or two of 40,000 (each short enough for the
+    upstream): the proxy answers 431 itself, relays nothing and archives nothing."""
+    job = tmp_path / "job"
+    with _site() as site, proxy_process("--job", str(job)) as (port, _):
+        for headers in (["-H", "X-Big: " + "a" * 66_000],
+                        ["-H", "X-A: " + "a" * 40_000, "-H", "X-B: " + "b" * 40_000]):
+            got = curl(port, site.url("/chunked"), *headers, "-w", "%{http_code}")
+            assert got.stdout.endswith(b"431"), got.stdout[-200:]
+        ok = curl(port, site.url("/chunked"), "-H", "X-Small: " + "c" * 1000)
+        assert ok.stdout == CHUNKED_BODY
+        crawl_log_lines(job / "logs" / "crawl.log", 1)
+        assert len(site.snapshot()) == 1  # only the small one went upstream
+    assert [r.type for r in _records(job / "warcs")] == ["warcinfo", "response", "request"]
+
+
 def test_wget_through_the_proxy(tmp_path: Path) -> None:
     job = tmp_path / "job"
     with _site() as site, proxy_process("--job", str(job)) as (port, _):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import httpx
 import pytest
 from proxy_support import crawl_log_lines, proxy_process
 
-from http_wait import webark_child
+from http_wait import WEBARK, webark_child
 from sites import HTML, PNG_BYTES, TestSite, html
 from webark.apps.proxy.meta import schema
 from webark.warc.reader import ArchiveReader
@@ -223,7 +224,7 @@ def test_status_needs_the_token_and_counts_by_bucket(site: TestSite, tmp_path: P
             "--resolve-only", "--ca-file", str(tmp_path / "ca.pem")]  # fmt: skip
     with webark_child(argv, ready) as (m, _):
         info = Path(m.group(2))
-        assert info == tmp_path / "job" / "proxy.json"
+        assert info == tmp_path / "job" / f"proxy-{m.group(1)}.json"
         assert info.stat().st_mode & 0o777 == 0o600
         saved = json.loads(info.read_text())
         port, token = int(m.group(1)), saved["token"]
@@ -241,3 +242,23 @@ def test_status_needs_the_token_and_counts_by_bucket(site: TestSite, tmp_path: P
     assert status["buckets"]["b1"]["new"]["urls"] == 1
     assert status["buckets"]["__all__"]["total"]["urls"] == 1
     assert status["warc_bytes_written"] > 0
+
+
+def test_two_proxies_on_one_collection_keep_their_own_token_files(tmp_path: Path) -> None:
+    """Each proxy's token is in ``proxy-PORT.json``: a second proxy recording into the
+    same collection neither overwrites nor, when it stops, removes the first's."""
+    coll = tmp_path / "colls" / "c"
+    subprocess.run([*WEBARK, "collection", "init", str(coll)], check=True,
+                   capture_output=True)  # fmt: skip
+    ready = re.compile(r"at http://127\.0\.0\.1:(\d+)/ .*token in (\S+), mode 0600\)")
+    argv = ["proxy", "--collection", str(coll), "--port", "0", "--allow-private",
+            "--resolve-only", "--ca-file", str(tmp_path / "ca.pem")]  # fmt: skip
+    with webark_child(argv, ready) as (first, _):
+        with webark_child(argv, ready) as (second, _):
+            assert first.group(2) != second.group(2)
+            for m in (first, second):
+                token = json.loads(Path(m.group(2)).read_text())["token"]
+                got = httpx.get(f"http://127.0.0.1:{m.group(1)}/status",
+                                headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+                assert got.status_code == 200
+        assert not Path(second.group(2)).exists() and Path(first.group(2)).exists()

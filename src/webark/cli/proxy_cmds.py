@@ -21,9 +21,10 @@ from webark.core.malloc import limit_arenas
 from webark.core.private_file import write_private_json
 from webark.fetch.limits import FetchLimits
 
-PROXY_INFO = "proxy.json"
+PROXY_INFO = "proxy-{port}.json"
 """File (mode 0600) in the job or collection folder with the running proxy's ``url``,
-``port``, ``pid`` and the ``token`` of ``GET /status``; removed when it stops."""
+``port``, ``pid`` and the ``token`` of ``GET /status``; removed when it stops. Named by
+port: several proxies may record into one collection, each with its own file."""
 
 
 @click.group("proxy", invoke_without_command=True)
@@ -87,11 +88,16 @@ def proxy(ctx: click.Context, job_dir: Path | None, collection: Path | None, hos
 
     where = collection or job_dir
     assert where is not None
-    info = where / PROXY_INFO
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"webark proxy: warning: listening on {host}, not loopback: anyone who "
+                   f"reaches it can record through it into {where}", err=True)  # fmt: skip
+    written: list[Path] = []
 
     def ready(p: ArchivingProxy) -> None:
         # the token goes to a 0600 file, not to the console (logs keep consoles)
         url = f"http://{host}:{p.port}/"
+        info = where / PROXY_INFO.format(port=p.port)
+        written.append(info)
         write_private_json(info, {"url": url, "port": p.port, "token": token,
                                   "pid": os.getpid()})  # fmt: skip
         click.echo(f"webark proxy: recording into {where} at {url} "
@@ -103,8 +109,9 @@ def proxy(ctx: click.Context, job_dir: Path | None, collection: Path | None, hos
     except (WebarkError, ValueError, OSError) as e:
         raise click.ClickException(str(e)) from e
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            info.unlink()
+        for info in written:
+            with contextlib.suppress(FileNotFoundError):
+                info.unlink()
 
 
 @proxy.command("ca")

@@ -25,6 +25,7 @@ from datetime import datetime
 
 from webark.core.digests import Digest, normalize_algorithm
 from webark.core.errors import DigestError
+from webark.warc.builders import PEM_CHAIN as PEM_CERTIFICATE_CHAIN
 from webark.warc.headers import REPEATABLE_FIELDS, STANDARD_FIELDS, WarcHeaders
 
 Finding = tuple[str, str]
@@ -87,8 +88,9 @@ CODES: dict[str, str] = {
     "first segment or below 2 on a continuation (§5.17, §7)",
     "bad-segment-total-length": "WARC-Segment-Total-Length is not 1*DIGIT (§5.19)",
     # warnings (should / recommended)
-    "content-type-recommended": "warcinfo/metadata block not application/warc-fields, or "
-    "HTTP block not application/http (§6.1, §6.2, §6.5)",
+    "content-type-recommended": "warcinfo/metadata block not application/warc-fields (a "
+    "metadata record of a TLS certificate chain, application/pem-certificate-chain, "
+    "excepted), or HTTP block not application/http (§6.1, §6.2, §6.5)",
     "ip-address-recommended": "response/request without WARC-IP-Address (§6.2, §6.4)",
     "refers-to-recommended": "revisit or conversion without WARC-Refers-To (§6.7, §6.8)",
     "refers-to-target-recommended": "identical-payload-digest revisit without "
@@ -368,6 +370,7 @@ def field_warnings(version: str, headers: WarcHeaders) -> list[Finding]:
         rtype in ("warcinfo", "metadata")
         and ctype
         and not ctype.startswith("application/warc-fields")
+        and not (rtype == "metadata" and ctype.startswith(PEM_CERTIFICATE_CHAIN))
     ):
         out.append(("content-type-recommended", f"{rtype} with Content-Type {ctype!r}"))
     if (

@@ -211,6 +211,11 @@ async def read_request(
             conn.receive_data(data)
             continue
         if isinstance(event, h11.Request):
+            # h11 bounds only a head still incomplete in its buffer: one read can bring a
+            # whole head over the limit, so measure the head itself
+            if _head_size(event) > config.max_head_size:
+                raise ProxyRequestError(431, "Request Header Fields Too Large",
+                                        f"request head over {config.max_head_size} bytes")
             request = event
         elif isinstance(event, h11.Data):
             body += event.data
@@ -232,6 +237,14 @@ async def read_request(
             return None
         else:  # pragma: no cover - h11.PAUSED cannot come before EndOfMessage
             raise ProxyRequestError(400, "Bad Request", "unexpected request framing")
+
+
+def _head_size(request: h11.Request) -> int:
+    """Bytes of a request head as sent: request line, fields (``name: value`` + CRLF)
+    and the blank line."""
+    line = len(request.method) + len(request.target) + len(request.http_version) + 8
+    fields = sum(len(n) + len(v) + 4 for n, v in request.headers.raw_items())
+    return line + fields + 2
 
 
 class ArchivingProxy:
