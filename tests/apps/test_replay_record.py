@@ -106,6 +106,19 @@ def test_record_upstream_failure_is_502_and_writes_nothing(tmp_path: Path) -> No
     assert responses(coll) == Counter()
 
 
+def test_record_refuses_what_is_no_web_url_with_400(tmp_path: Path) -> None:
+    """A typo (no dotted host) or another scheme: 400 before any lookup or fetch (they
+    were 502 after a resolver lookup)."""
+    coll = new_collection(tmp_path)
+    with webark_serve_process(str(tmp_path), *record_args()) as (base, _):
+        for target in ("notaurl", "ftp://127.0.0.1/x"):
+            status, body = curl(f"{base}rec/record/{target}")
+            assert status == 400, (target, body[:300])
+    assert responses(coll) == Counter()
+    assert not list(coll.rglob("crawl.log")) or all(
+        p.read_text() == "" for p in coll.rglob("crawl.log"))
+
+
 def test_record_paths_parse() -> None:
     t = parse_target("/c/record/im_/http://a.org/i.png", "v=1")
     assert (t.kind, t.coll, t.url, t.modifier) == ("record", "c", "http://a.org/i.png?v=1", "im_")

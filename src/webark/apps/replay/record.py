@@ -26,6 +26,7 @@ for instant replay"), response + request records, ``WARC-Protocol`` /
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -174,6 +175,29 @@ class Recorder:
             self._backends[folder] = got
         return got[0]
 
+    def refusal(self, url: str) -> RecordFailure | None:
+        """400 for a target that is no web URL, before any lookup: a scheme other than
+        http/https, no host, or a host that is neither a dotted name, an IP literal,
+        ``localhost`` nor a ``--resolve`` name (``/record/notaurl`` is a typo, not an
+        intranet host); None when it may be fetched."""
+        try:
+            parts = urlsplit(url)
+            host = (parts.hostname or "").lower()
+        except ValueError as e:
+            return RecordFailure(400, "Bad Request", f"{url}: not a URL ({e})")
+        if parts.scheme.lower() not in ("http", "https"):
+            return RecordFailure(400, "Bad Request",
+                                 f"{url}: only http and https URLs can be recorded")  # fmt: skip
+        try:
+            ipaddress.ip_address(host)
+            literal = True
+        except ValueError:
+            literal = False
+        if not host or not (literal or "." in host.strip(".") or host == "localhost"
+                            or host in self.settings.resolve):  # fmt: skip
+            return RecordFailure(400, "Bad Request", f"{url}: no host name to record from")
+        return None
+
     async def record(self, folder: Path, url: str, headers: Iterable[tuple[str, str]],
                      record_prefix: str) -> str | RecordFailure:  # fmt: skip
         """Fetch ``url`` (GET) and archive it into the collection at ``folder``.
@@ -190,6 +214,9 @@ class Recorder:
             CollectionError / ValueError: see :meth:`backend`. OSError: the WARC could
                 not be written.
         """
+        refused = self.refusal(url)
+        if refused is not None:
+            return refused
         backend = self.backend(folder)
         ex = await self.fetcher().fetch(url, headers=upstream_headers(headers, record_prefix),
                                         limits=self.settings.limits)  # fmt: skip
