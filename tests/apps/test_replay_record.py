@@ -150,7 +150,17 @@ def test_record_options_are_checked(tmp_path: Path) -> None:
     r = CliRunner().invoke(serve, [str(tmp_path), "--allow-private"])
     assert r.exit_code == 2 and "go with --record" in r.output
     r = CliRunner().invoke(serve, [str(tmp_path), "--record", "--resolve", "nohost"])
-    assert r.exit_code == 2 and "expected HOST=IP" in r.output
+    assert r.exit_code == 2 and "expected HOST:IP (or HOST=IP)" in r.output
+    r = CliRunner().invoke(serve, [str(tmp_path), "--record", "--resolve", "a.test=127.0.0.300"])
+    assert r.exit_code == 2 and "does not appear to be an IPv4 or IPv6 address" in r.output
+
+
+def test_resolve_takes_the_crawls_form_too() -> None:
+    """``HOST:IP`` (as ``webark crawl --resolve``) and ``HOST=IP`` alike."""
+    from webark.cli.user_io import resolve_overrides
+
+    assert resolve_overrides(["A.test:127.0.0.2", "b.test=127.0.0.3", "c.test:[::1]"]) == {
+        "a.test": "127.0.0.2", "b.test": "127.0.0.3", "c.test": "::1"}
 
 
 def test_patch_records_only_what_the_collection_lacks(tmp_path: Path) -> None:

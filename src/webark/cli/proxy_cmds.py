@@ -51,7 +51,7 @@ port: several proxies may record into one collection, each with its own file."""
 @click.option("--ca-file", type=click.Path(dir_okay=False, path_type=Path),
               default=str(DEFAULT_CA_FILE), show_default=True,
               help="CA of HTTPS man-in-the-middle (made on first use, mode 0600).")
-@click.option("--resolve", "resolve", multiple=True, metavar="HOST=IP",
+@click.option("--resolve", "resolve", multiple=True, metavar="HOST:IP",
               help="Connect to IP for HOST (like curl --resolve); repeatable.")
 @click.option("--resolve-only", is_flag=True,
               help="Look up no name through the system resolver (only --resolve hosts "

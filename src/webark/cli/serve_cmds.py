@@ -193,7 +193,7 @@ def _supervise(
 )  # fmt: skip
 @click.option("--allow-private", is_flag=True,
               help="Record mode may fetch private and loopback addresses.")  # fmt: skip
-@click.option("--resolve", "resolve", multiple=True, metavar="HOST=IP",
+@click.option("--resolve", "resolve", multiple=True, metavar="HOST:IP",
               help="Record mode: connect to IP for HOST (like curl --resolve); "
                    "repeatable.")  # fmt: skip
 @click.option("--resolve-only", is_flag=True,

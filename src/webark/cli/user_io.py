@@ -8,12 +8,13 @@ share in talking to their user:
   pipe) and the same file given twice read once;
 * :class:`StatusLine`: ``--progress`` on stderr;
 * :func:`open_collection`: a collection folder, or a clean error;
-* :func:`resolve_overrides`: ``--resolve HOST=IP`` options (``webark proxy``,
-  ``webark serve --record``).
+* :func:`resolve_overrides`: ``--resolve HOST=IP`` (or ``HOST:IP``) options (``webark
+  proxy``, ``webark serve --record``).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from collections.abc import Iterable
@@ -21,21 +22,25 @@ from typing import NoReturn
 
 import click
 
+from webark.crawl.job import resolve_item
 from webark.index.collection import Collection, CollectionError
 
 
 def resolve_overrides(items: Iterable[str]) -> dict[str, str]:
-    """``HOST=IP`` options (curl's ``--resolve``) as ``{host: ip}``.
+    """``HOST=IP`` or ``HOST:IP`` options (as ``webark crawl --resolve``) as
+    ``{host: ip}`` (:func:`webark.crawl.job.resolve_item`).
 
     Raises:
-        click.BadParameter: an item is not ``HOST=IP``.
+        click.BadParameter: an item has no separator, or its address is no IPv4/IPv6
+            address.
     """
     overrides = {}
     for item in items:
-        host, sep, ip = item.partition("=")
-        if not sep or not host or not ip:
-            raise click.BadParameter(f"{item!r}: expected HOST=IP", param_hint="--resolve")
-        overrides[host] = ip
+        try:
+            host, ip = resolve_item(item)
+            overrides[host] = str(ipaddress.ip_address(ip.strip("[]")))
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--resolve") from None
     return overrides
 
 

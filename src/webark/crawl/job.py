@@ -326,15 +326,31 @@ def _check_seeds(items: list[str], rss: bool = False) -> tuple[str, ...]:
     return tuple(items)
 
 
+def resolve_item(item: str) -> tuple[str, str]:
+    """``HOST:IP`` or ``HOST=IP`` (one ``resolve`` entry, as ``webark crawl``, ``proxy``
+    and ``serve --record`` take it) split into ``(host, ip)``, the host lowercased; the
+    address is checked by the caller.
+
+    Raises:
+        ValueError: neither separator, or an empty side.
+    """
+    eq = item.find("=")
+    host, sep, ip = item.partition("=" if eq != -1 else ":")
+    if not sep or not host.strip() or not ip.strip():
+        raise ValueError(f"expected HOST:IP (or HOST=IP), got {item!r}")
+    return host.strip().lower(), ip.strip()
+
+
 def _check_resolve(v: Any) -> dict[str, str]:
     if v is None:
         return {}
     if isinstance(v, list | tuple):  # ["host:ip", ...] as on the command line
         pairs = []
         for i, item in enumerate(v):
-            host, sep, ip = str(item).partition(":")
-            if not sep or not host or not ip:
-                raise JobConfigError(f"resolve[{i}]", f"expected HOST:IP, got {item!r}")
+            try:
+                host, ip = resolve_item(str(item))
+            except ValueError as e:
+                raise JobConfigError(f"resolve[{i}]", str(e)) from None
             pairs.append((f"resolve[{i}]", host, ip))
     elif isinstance(v, Mapping):
         pairs = [(f"resolve.{k}", str(k), str(ip)) for k, ip in v.items()]
