@@ -210,6 +210,11 @@ def test_warcprox_write_record_writes_the_clients_record(tmp_path: Path) -> None
                    b"Host: example.test\r\nWARC-Type: response\r\nContent-Type: image/png\r\n"
                    b"Content-Length: 1\r\nConnection: close\r\n\r\nx")
         assert bad.startswith(b"HTTP/1.1 400 ") and b"WARC-Type: resource" in bad
+        no_type = _raw(port, b"WARCPROX_WRITE_RECORD screenshot:http://example.test/ HTTP/1.1\r\n"
+                       b"Host: example.test\r\nWARC-Type: resource\r\n"
+                       b"Content-Length: 1\r\nConnection: close\r\n\r\nx")  # fmt: skip
+        assert no_type.startswith(b"HTTP/1.1 400 ")
+        assert b"needs a Content-Type" in no_type and b"got 'resource'" not in no_type
     (warc,) = (job / "warcs").iterdir()
     assert warc.name.startswith("shots-")
     rec = [r for r in ArchiveReader(str(warc)) if r.type == "resource"]

@@ -428,10 +428,14 @@ class ArchivingProxy:
             return message(400, "Bad Request", f"{e}\n", close=req.wants_close)
         wtype = (req.header("WARC-Type") or "").strip()
         ctype = req.header("Content-Type")
-        if wtype != "resource" or not ctype or req.header("Content-Length") is None:
+        missing = [what for what, bad in (
+            (f"WARC-Type: resource (got {wtype!r})", wtype != "resource"),
+            ("a Content-Type", not ctype),
+            ("a Content-Length", req.header("Content-Length") is None),
+        ) if bad]  # fmt: skip
+        if missing:
             return message(400, "Bad Request",
-                           f"{WRITE_RECORD} needs WARC-Type: resource, a Content-Type and a "
-                           f"Content-Length (got WARC-Type {wtype!r})\n",
+                           f"{WRITE_RECORD} needs {', '.join(missing)}\n",
                            close=req.wants_close)  # fmt: skip
         record = self.backend.series.builder.resource(req.target, req.body, ctype)
         meta = CaptureMeta(warc_prefix=wm.warc_prefix, warcinfo=wm.warcinfo)
