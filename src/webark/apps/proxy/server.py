@@ -437,6 +437,7 @@ class ArchivingProxy:
             return message(400, "Bad Request",
                            f"{WRITE_RECORD} needs {', '.join(missing)}\n",
                            close=req.wants_close)  # fmt: skip
+        assert ctype  # (in `missing` otherwise)
         record = self.backend.series.builder.resource(req.target, req.body, ctype)
         meta = CaptureMeta(warc_prefix=wm.warc_prefix, warcinfo=wm.warcinfo)
         try:
