@@ -295,8 +295,14 @@ def _print_summary(console: Console, summary: CrawlSummary, job: CrawlJob) -> No
     s = summary.snapshot
     console.print(
         f"{summary.stop_reason}: {s.processed} URIs ({s.succeeded} ok, {s.failed} failed, "
-        f"{s.robots_excluded} robots-excluded), {human_bytes(s.bytes)} in {s.elapsed:.1f} s, "
+        f"{s.robots_excluded} robots-excluded{_disregarded(s.disregarded)}), "
+        f"{human_bytes(s.bytes)} in {s.elapsed:.1f} s, "
         f"{s.uris_per_second:.1f} URIs/s; {len(summary.warcs)} WARC file(s), "
         f"reports in {job.reports_dir}",
         highlight=False, soft_wrap=True,
     )  # fmt: skip
+
+
+def _disregarded(n: int) -> str:
+    """``, N disregarded`` for the summary line when any URI was dropped on purpose."""
+    return f", {n} disregarded" if n else ""

@@ -197,6 +197,7 @@ class CrawlControl:
                 "succeeded": snap.succeeded,
                 "failed": snap.failed,
                 "robots_excluded": snap.robots_excluded,
+                "disregarded": snap.disregarded,
                 "queued": snap.queued,
                 "in_flight": f.in_flight if f else 0,
                 "duplicates": snap.duplicates,

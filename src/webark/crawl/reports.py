@@ -84,6 +84,7 @@ class CrawlSummaryReport:
             "uris_succeeded": snap.succeeded,
             "uris_failed": snap.failed,
             "uris_robots_excluded": snap.robots_excluded,
+            "uris_disregarded": snap.disregarded,
             "uris_queued": snap.queued,
             "docs_per_s": round(snap.uris_per_second, 3),
             "kib_per_s": round(snap.kib_per_second, 3),

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from webark.crawl.curi import CrawlURI
 from webark.crawl.frontier import FrontierStats, anchored_clock
 from webark.crawl.waiting import PendingRetries, RetryNote
+from webark.crawllog import DISREGARDED_STATUSES
 from webark.url import InvalidURLError, cdx_key
 
 __all__ = [
@@ -328,6 +329,10 @@ class StatsSnapshot:
     dedup_bytes: MappingProxyType[str, int] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    disregarded: int = 0
+    """URIs dropped on purpose after being queued (scope, hops, operator, quota, processor:
+    Heritrix's "disregarded", ``crawllog.DISREGARDED_STATUSES`` but robots.txt), counted
+    neither as succeeded nor as failed."""
     not_modified: int = 0
     not_modified_bytes: int = 0
     workers: tuple[WorkerState, ...] = ()
@@ -385,6 +390,7 @@ class CrawlStats:
     succeeded: int = 0
     failed: int = 0
     robots_excluded: int = 0
+    disregarded: int = 0
     bytes: int = 0
     novel_bytes: int = 0
     duplicates: int = 0
@@ -454,6 +460,8 @@ class CrawlStats:
         if status == -9998:
             self.robots_excluded += 1
             h.robots_excluded += 1
+        elif status in DISREGARDED_STATUSES:  # on purpose: neither ok nor failed (Heritrix)
+            self.disregarded += 1
         elif status > 0:
             self.succeeded += 1
             self.bytes += size
@@ -515,6 +523,7 @@ class CrawlStats:
             succeeded=self.succeeded,
             failed=self.failed,
             robots_excluded=self.robots_excluded,
+            disregarded=self.disregarded,
             bytes=self.bytes,
             novel_bytes=self.novel_bytes,
             duplicates=self.duplicates,
@@ -551,6 +560,7 @@ class CrawlStats:
             "succeeded": self.succeeded,
             "failed": self.failed,
             "robots_excluded": self.robots_excluded,
+            "disregarded": self.disregarded,
             "bytes": self.bytes,
             "novel_bytes": self.novel_bytes,
             "duplicates": self.duplicates,
@@ -574,6 +584,7 @@ class CrawlStats:
             "succeeded",
             "failed",
             "robots_excluded",
+            "disregarded",
             "bytes",
             "novel_bytes",
             "duplicates",
