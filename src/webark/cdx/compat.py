@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
 from webark.cdx.options import DEFAULT_RECORDS, Compat, IndexOptions
@@ -51,7 +52,7 @@ def mime_cdxj(ct: str) -> str:
     return m or "-"
 
 
-class CompatRules:
+class CompatRules(ABC):
     """What one reference indexer writes; subclasses fill in each rule.
 
     Args:
@@ -73,54 +74,54 @@ class CompatRules:
             self.types = self.default_records()
             self.default_types = True
 
+    @abstractmethod
     def default_records(self) -> frozenset[str] | None:
         """The record types indexed by default (None: all, filtered by :meth:`selected`)."""
-        raise NotImplementedError
 
     def in_stream(self, rec: WarcRecord, rtype: str) -> bool:
         """Is the record one the indexer sees at all (the sequence in which requests
         pair up with their responses)?"""
         return True
 
+    @abstractmethod
     def selected(self, rec: WarcRecord, rtype: str) -> bool:
         """Is a line written for this record?"""
-        raise NotImplementedError
 
+    @abstractmethod
     def mime(self, ix: RecordIndexer, e: Entry, arc_ct: str) -> str:
         """The ``mime`` field (``arc_ct``: the ARC header line's content type)."""
-        raise NotImplementedError
 
     def drops(self, rtype: str, mime: str) -> bool:
         """True when the record is left out after all, given its MIME."""
         return False
 
+    @abstractmethod
     def status(self, ix: RecordIndexer, e: Entry) -> str:
         """The ``status`` field."""
-        raise NotImplementedError
 
+    @abstractmethod
     def digest(self, ix: RecordIndexer, e: Entry) -> str:
         """The ``digest`` field."""
-        raise NotImplementedError
 
     def record_extra(self, rec: WarcRecord) -> dict[str, str]:
         """Extra fields written for every record (before the requested ``fields``)."""
         return {}
 
+    @abstractmethod
     def pair_roles(self, a: Entry, b: Entry) -> tuple[Entry, Entry] | None:
         """``(request, response)`` when neighbours ``a``, ``b`` (same URL, ``b``
         concurrent to ``a``) pair up, else None."""
-        raise NotImplementedError
 
     request_fields_to_response = False
     """Does the response line get the request's ``req.http:*`` fields when paired?"""
 
+    @abstractmethod
     def request_body(self, head: RawHttpHead, data: bytes) -> bytes:
         """The request body folded into the key; ``data``: the block after the head."""
-        raise NotImplementedError
 
+    @abstractmethod
     def fold_extra(self, extra: dict[str, str], method: str, query: str) -> None:
         """Add the ``method``/``requestBody`` fields of a folded response, in order."""
-        raise NotImplementedError
 
 
 class CdxjIndexerRules(CompatRules):
