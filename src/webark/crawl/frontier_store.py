@@ -16,6 +16,7 @@ from pathlib import Path
 
 from webark.core.errors import WebarkError
 from webark.crawl.politeness import Clock, FrontierConfig
+from webark.crawl.sqlite_schema import create_schema
 from webark.url import InvalidURLError, normalize
 
 __all__ = [
@@ -130,14 +131,9 @@ def open_store(path: str | Path, config: FrontierConfig, clock: Clock
         conn.execute(f"PRAGMA cache_size=-{int(config.cache_mb) * 1024}")
         conn.execute("PRAGMA temp_store=MEMORY")
         conn.execute("BEGIN IMMEDIATE")
-        for stmt in SCHEMA.split(";"):
-            if stmt.strip():
-                conn.execute(stmt)
-        ver = conn.execute("SELECT v FROM meta WHERE k='schema'").fetchone()
-        if ver is None:
-            conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        elif ver[0] != SCHEMA_VERSION:
-            raise FrontierError(f"{path}: frontier schema {ver[0]}, need {SCHEMA_VERSION}")
+        other = create_schema(conn, SCHEMA, SCHEMA_VERSION)
+        if other is not None:
+            raise FrontierError(f"{path}: frontier schema {other}, need {SCHEMA_VERSION}")
         # in flight: the URI its queue is fetching, and URIs released by
         # release() whose processing had not finished
         active = conn.execute(

@@ -49,6 +49,7 @@ from webark.crawl.rss.model import (
     check_site_name,
     check_url,
 )
+from webark.crawl.sqlite_schema import create_schema
 
 __all__ = ["RssStore", "RssStoreError"]
 
@@ -134,14 +135,9 @@ class RssStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("BEGIN IMMEDIATE")
-            for stmt in _SCHEMA.split(";"):
-                if stmt.strip():
-                    conn.execute(stmt)
-            ver = conn.execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()
-            if ver is None:
-                conn.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
-            elif ver[0] != _SCHEMA_VERSION:
-                raise RssStoreError(f"{path}: RSS database schema {ver[0]}, need "
+            other = create_schema(conn, _SCHEMA, _SCHEMA_VERSION)
+            if other is not None:
+                raise RssStoreError(f"{path}: RSS database schema {other}, need "
                                     f"{_SCHEMA_VERSION}")  # fmt: skip
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as e:
