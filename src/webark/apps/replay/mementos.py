@@ -47,6 +47,7 @@ from webark.apps.replay.request_info import (
     is_navigation,
     lookup_body,
 )
+from webark.apps.replay.screenshots import THUMBNAIL, VIEW, screenshot_of
 from webark.apps.replay.select import Blocked, Chosen, Missing, select_capture
 from webark.apps.replay.sources import ReplayContext
 from webark.apps.replay.views import PageViews
@@ -277,7 +278,8 @@ class MementoViews(PageViews):
                     x.timestamp
                 )
 
-            banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt))
+            banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt),
+                            _screenshot_link(ctx, rc, prefix))  # fmt: skip
         rendered = render(
             rc, url=url, prefix=record_prefix(prefix, live_mode) if live_mode else prefix,
             root="/",
@@ -314,6 +316,20 @@ class MementoRequest:
     navigation: bool = False
     lookup_url: str | None = None
     expected: Collection[str] | None = None
+
+
+def _screenshot_link(ctx: ReplayContext, rc: ResolvedCapture,
+                     prefix: str) -> tuple[str, str] | None:  # fmt: skip
+    """The banner's screenshot link of an HTML capture ``rc``: (its ``id_`` URL under
+    ``prefix``, display date), None without one or for other media (no banner
+    there, so no lookup) (:func:`webark.apps.replay.screenshots.screenshot_of`)."""
+    ctype = (rc.header("Content-Type") or rc.line.mime or "").lower()
+    if "html" not in ctype or rc.line.url.startswith((VIEW, THUMBNAIL)):
+        return None
+    shot = screenshot_of(ctx, rc)
+    if shot is None:
+        return None
+    return shot.href(prefix), display_date(shot.line.timestamp)
 
 
 def _fuzzy_header(fuzzy: FuzzyMatch | None) -> dict[str, str]:

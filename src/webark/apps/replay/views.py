@@ -32,6 +32,7 @@ from webark.apps.replay.paths import (
     coll_prefix,
     fix_url,
 )
+from webark.apps.replay.screenshots import thumbnails_for_rows, thumbnails_for_urls
 from webark.apps.replay.select import Blocked, Missing, select_capture
 from webark.apps.replay.sources import ReplayCollections, ReplayContext
 from webark.cdx.line import CdxLine
@@ -94,7 +95,10 @@ class PageViews:
     def capture_list(self, ctx: ReplayContext, target: Target) -> Response:
         """``/{coll}/*/{url}``: calendar of an exact URL; for ``url*`` (prefix) and
         ``*.host`` (domain) the list of URLs. A timestamp prefix (``2014*``) limits the
-        captures to that period."""
+        captures to that period. Rows show the ``urn:thumbnail:`` of their capture
+        (the URL's latest in a URL list) when there is one
+        (:mod:`webark.apps.replay.screenshots`: one more index scan, not one per row)."""
+        prefix = coll_prefix("/", ctx.name)
         raw = target.url
         if raw.startswith("http://*."):
             raw = raw[len("http://") :]
@@ -105,11 +109,14 @@ class PageViews:
             kept = (x for x in lines if not ctx.access.excluded(x))
             if match != "exact":
                 rows, more = build_url_list(kept, MAX_URLS)
+                thumbs = thumbnails_for_urls(ctx, [(r.key, r.url, r.last) for r in rows],
+                                             prefix)  # fmt: skip
                 return self.pages.html("captures.html", coll=ctx.name, url=url, query_url=raw,
-                                       urls=rows, truncated=more)  # fmt: skip
+                                       urls=rows, truncated=more, thumbs=thumbs)  # fmt: skip
             cal = build_calendar(kept, MAX_ROWS)
         except ValueError as exc:
             return self.pages.error(400, "Bad URL", f"{target.url}: {exc}", ctx.name)
+        thumbs = thumbnails_for_rows(ctx, url, [r.timestamp for r in cal.rows], prefix)
         last_ts = cal.rows[-1].timestamp if cal.rows else ""
         if cal.truncated:
             last = closest(ctx.source, url, None, limit=1)
@@ -118,7 +125,7 @@ class PageViews:
         if not cal.total:
             return self.not_found(ctx, url, None, [], "No captures of this URL.")
         return self.pages.html("captures.html", status, coll=ctx.name, url=url, urls=None,
-                               cal=cal, last_ts=last_ts)  # fmt: skip
+                               cal=cal, last_ts=last_ts, thumbs=thumbs)  # fmt: skip
 
     def missing(self, ctx: ReplayContext, url: str, timestamp: str | None, sel: Missing,
                 reason: str = "", headers: dict[str, str] | None = None) -> Response:  # fmt: skip
