@@ -31,7 +31,9 @@ Which screenshot belongs to a capture:
 from __future__ import annotations
 
 import bisect
+import calendar
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -79,8 +81,32 @@ class Screenshot:
         return archival_url(prefix, self.line.timestamp, self.line.url, "id_")
 
 
+_MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _seconds(ts: str) -> float | None:
+    """POSIX seconds of a CDX timestamp, None when it is not a date; the common
+    14-digit form without ``strptime`` (a list page converts thousands)."""
+    if len(ts) == 14 and ts.isdigit():
+        y, mo, d = int(ts[0:4]), int(ts[4:6]), int(ts[6:8])
+        h, mi, sec = int(ts[8:10]), int(ts[10:12]), int(ts[12:14])
+        last = _MONTH_DAYS[mo] if 1 <= mo <= 12 else 0
+        if mo == 2 and calendar.isleap(y):
+            last = 29
+        if y >= 1 and 1 <= d <= last and h < 24 and mi < 60 and sec < 60:
+            return float(calendar.timegm((y, mo, d, h, mi, sec)))
+        return None
+    return timestamp_seconds(ts)
+
+
+def _ts14(secs: float) -> str:
+    """The 14-digit UTC timestamp of POSIX ``secs`` (clamped to years 1-9999)."""
+    t = time.gmtime(min(max(secs, -62135596800.0), 253402300799.0))
+    return time.strftime("%Y%m%d%H%M%S", t).zfill(14)
+
+
 def _seconds_apart(a: str, b: str) -> float:
-    sa, sb = timestamp_seconds(a), timestamp_seconds(b)
+    sa, sb = _seconds(a), _seconds(b)
     return float("inf") if sa is None or sb is None else abs(sa - sb)
 
 
@@ -127,8 +153,8 @@ class _Nearest:
         self.lines: list[CdxLine] = []
         self._secs: list[float] = []
 
-    def add(self, line: CdxLine) -> None:
-        s = timestamp_seconds(line.timestamp)
+    def add(self, line: CdxLine, s: float | None) -> None:
+        """Add ``line`` taken at ``s`` (POSIX seconds; None: not a date, not added)."""
         if s is None:
             return
         i = bisect.bisect_right(self._secs, s)
@@ -136,7 +162,7 @@ class _Nearest:
         self.lines.insert(i, line)
 
     def near(self, ts: str) -> CdxLine | None:
-        s = timestamp_seconds(ts)
+        s = _seconds(ts)
         if s is None or not self._secs:
             return None
         i = bisect.bisect_left(self._secs, s)
@@ -159,14 +185,6 @@ def _thumbnail_lines(ctx: ReplayContext, rng: KeyRange) -> Iterable[CdxLine]:
             yield line
 
 
-def _page_key(line: CdxLine) -> str | None:
-    """The CDX key of the page a ``urn:thumbnail:`` line is of, None when unusable."""
-    try:
-        return exact_key(line.url[len(THUMBNAIL) :])
-    except ValueError:
-        return None
-
-
 def thumbnails_for_rows(ctx: ReplayContext, url: str, timestamps: Sequence[str],
                         prefix: str) -> dict[str, str]:  # fmt: skip
     """For the capture calendar of ``url``: ``{capture timestamp: id_ URL of its
@@ -180,13 +198,15 @@ def thumbnails_for_rows(ctx: ReplayContext, url: str, timestamps: Sequence[str],
     """
     if not timestamps:
         return {}
+    lo, hi = _seconds(timestamps[0]), _seconds(timestamps[-1])
+    span = (None, None) if lo is None or hi is None else (_ts14(lo - WINDOW), _ts14(hi + WINDOW))
     try:
-        rng = key_range(screenshot_uri(url, THUMBNAIL), "exact")
+        rng = key_range(screenshot_uri(url, THUMBNAIL), "exact", *span)
     except ValueError:
         return {}
     near = _Nearest()
     for line in _thumbnail_lines(ctx, rng):
-        near.add(line)
+        near.add(line, _seconds(line.timestamp))
     out: dict[str, str] = {}
     for ts in timestamps:
         hit = near.near(ts)
@@ -195,14 +215,36 @@ def thumbnails_for_rows(ctx: ReplayContext, url: str, timestamps: Sequence[str],
     return out
 
 
-def _origins(urls: Iterable[str]) -> list[str]:
-    """``scheme://host/`` of each URL, first-seen order, without repeats."""
-    seen: dict[str, None] = {}
+def _shared_start(a: str, b: str) -> str:
+    """The longest string both ``a`` and ``b`` start with (character by character)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+def _scan_prefixes(urls: Iterable[str]) -> list[str]:
+    """Per ``scheme://host/`` of ``urls`` (first-seen order), the longest folder all
+    its URLs there are in (``http://a.org/docs/`` for a prefix list of
+    ``http://a.org/docs/*``, ``http://a.org/`` for a host's): where their thumbnails'
+    URIs can be."""
+    common: dict[str, str] = {}
     for u in urls:
         p = urlsplit(u)
-        if p.scheme and p.netloc:
-            seen.setdefault(f"{p.scheme.lower()}://{p.netloc.lower()}/", None)
-    return list(seen)
+        if not (p.scheme and p.netloc):
+            continue
+        origin = f"{p.scheme}://{p.netloc}/"
+        path = u[len(origin) :] if u.lower().startswith(origin.lower()) else ""
+        folder = path.split("?", 1)[0].split("#", 1)[0]
+        folder = folder[: folder.rfind("/") + 1]
+        have = common.get(origin)
+        common[origin] = folder if have is None else _shared_start(have, folder)
+    out: list[str] = []
+    for origin, folder in common.items():
+        out.append(origin + folder[: folder.rfind("/") + 1])
+    return out
 
 
 def thumbnails_for_urls(ctx: ReplayContext, rows: Sequence[tuple[str, str, str]],
@@ -210,32 +252,50 @@ def thumbnails_for_urls(ctx: ReplayContext, rows: Sequence[tuple[str, str, str]]
     """For a URL list: ``{page key: id_ URL of the thumbnail}`` of each row
     ``(page key, original URL, timestamp)`` (the capture whose thumbnail is shown,
     e.g. the URL's latest) that has one within :data:`WINDOW` seconds (time only).
-    One prefix scan of ``urn:thumbnail:{scheme}://{host}/`` per origin of the listed
-    URLs (a host or prefix list: one or two, http and https); ``prefix``: ``/coll/``.
+    One prefix scan of ``urn:thumbnail:{scheme}://{host}/{folder}`` per origin of the
+    listed URLs (``folder``: the one all its listed URLs are in; a host or prefix list:
+    one or two scans, http and https); a thumbnail is matched to
+    a row by the page URL it names, else by CDX key (``urn:`` keys are the lowercased
+    URN, query sorted: ``exact_key`` of the row's thumbnail URI); ``prefix``:
+    ``/coll/``.
 
     Raises:
         IndexUnavailable: the index cannot be read.
     """
-    wanted = {key: ts for key, _, ts in rows}
-    if not wanted:
+    if not rows:
         return {}
-    by_key: dict[str, _Nearest] = {}
-    for origin in _origins(u for _, u, _ in rows):
+    by_url: dict[str, _Nearest] = {}  # the page URL as the thumbnail names it
+    found: list[tuple[CdxLine, float | None]] = []
+    for start in _scan_prefixes(u for _, u, _ in rows):
         try:
-            rng = key_range(screenshot_uri(origin, THUMBNAIL), "prefix")
+            rng = key_range(screenshot_uri(start, THUMBNAIL), "prefix")
         except ValueError:
             continue
         for line in _thumbnail_lines(ctx, rng):
-            key = _page_key(line)
-            if key is not None and key in wanted:
-                by_key.setdefault(key, _Nearest()).add(line)
+            secs = _seconds(line.timestamp)
+            found.append((line, secs))
+            by_url.setdefault(line.url[len(THUMBNAIL) :], _Nearest()).add(line, secs)
+    by_key: dict[str, _Nearest] | None = None  # by the thumbnail's CDX key, when needed
     out: dict[str, str] = {}
-    for key, near in by_key.items():
-        hit = near.near(wanted[key])
+    if not by_url:
+        return out
+    for key, url, ts in rows:
+        # the crawler names the page as its response does: the same string, mostly;
+        # else the thumbnail key of the row's URL (canonicalized once per such row)
+        near = by_url.get(url)
+        if near is None:
+            if by_key is None:
+                by_key = {}
+                for line, secs in found:
+                    by_key.setdefault(line.urlkey, _Nearest()).add(line, secs)
+            try:
+                near = by_key.get(exact_key(screenshot_uri(url, THUMBNAIL)))
+            except ValueError:
+                near = None
+        hit = near.near(ts) if near is not None else None
         if hit is not None:
             out[key] = archival_url(prefix, hit.timestamp, hit.url, "id_")
     return out
-
 
 __all__ = [
     "CANDIDATES",
