@@ -41,6 +41,11 @@ time, and small pages go on being served meanwhile by the memento threads. A cli
 that stops reading such a response for :data:`SEND_TIMEOUT` seconds is disconnected,
 so that a few stalled clients cannot keep the budget (and large-page replay) for
 themselves.
+
+Modules by responsibility: this one dispatches (:class:`ReplayServer`) and builds the
+app (:func:`create_server`); :mod:`.views` has the HTML pages (collection, capture
+calendar / URL lists, 404 / 451 / 503, diff), :mod:`.mementos` the TimeGate, memento,
+record and patch responses; both are mixins of :class:`ReplayServer`.
 """
 
 from __future__ import annotations
@@ -49,92 +54,38 @@ import logging
 import mimetypes
 import os
 import re
-from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, urlencode
 
-import anyio.to_thread
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webark.apps.cdx.api import create_app
 from webark.apps.cdx.sources import Collections, DirectoryCollections, UnknownCollection
 from webark.apps.replay.access import AccessConfig
-from webark.apps.replay.budget import ByteBudget, Lease
-from webark.apps.replay.calendar import build_calendar, build_url_list
-from webark.apps.replay.diff import side_by_side, visible_lines
+from webark.apps.replay.budget import ByteBudget
 from webark.apps.replay.fulltext import FullTextSearch
-from webark.apps.replay.leased import (
-    REWRITE_BUDGET,
-    SEND_TIMEOUT,
-    Deferred,
-    LeasedResponse,
-    limiters,
-)
-from webark.apps.replay.memento import (
-    BadAcceptDatetime,
-    MementoLinks,
-    display_date,
-    http_date,
-    parse_accept_datetime,
-)
+from webark.apps.replay.leased import REWRITE_BUDGET, SEND_TIMEOUT
+from webark.apps.replay.mementos import FUZZY_HEADER, MementoViews
 from webark.apps.replay.pages import STATIC, Pages
-from webark.apps.replay.paths import (
-    APP_PREFIX,
-    Target,
-    archival_url,
-    captures_url,
-    clamp_timestamp,
-    coll_prefix,
-    fix_url,
-    parse_target,
-    record_prefix,
-)
-from webark.apps.replay.record import Recorder, RecordFailure, RecordSettings
-from webark.apps.replay.render import (
-    RAW_CSP,
-    REPLAY_CSP,
-    REWRITE_LIMIT,
-    Banner,
-    Rendered,
-    render,
-    rewrite_weight,
-)
-from webark.apps.replay.request_info import (
-    BODY_METHODS,
-    BodyTooLarge,
-    expected_families,
-    is_navigation,
-    is_service_worker_script,
-    lookup_body,
-)
-from webark.apps.replay.select import Blocked, Chosen, Missing, select_capture
-from webark.apps.replay.sources import ReplayCollections, ReplayContext
+from webark.apps.replay.paths import APP_PREFIX, parse_target
+from webark.apps.replay.record import Recorder, RecordSettings
+from webark.apps.replay.render import REWRITE_LIMIT
+from webark.apps.replay.request_info import BODY_METHODS, is_service_worker_script
+from webark.apps.replay.sources import ReplayCollections
 from webark.cdx.line import CdxLine
-from webark.cdx.post import method_url
 from webark.core.text import without_paths
-from webark.index.capture_select import captures, closest, is_replayable, neighbours
-from webark.index.collection import CollectionError
-from webark.index.fuzzy import FuzzyMatch
-from webark.index.resolved import ResolvedCapture
-from webark.index.source import IndexUnavailable, KeyRange, resolve_match
+from webark.index.source import IndexUnavailable
 from webark.rewrite.client import client_script
-from webark.warc.payload import DecodedTooLarge, decode_content
 
 log = logging.getLogger(__name__)
 
 _CDX_PATH = re.compile(r"^/[^/]+/(?:cdx|timemap/.*)$", re.S)
-#: Response header naming the fuzzy-match rules a capture was found by
-#: (:mod:`webark.index.fuzzy`), on the memento and on the redirect to it.
-FUZZY_HEADER = "X-Webark-Fuzzy-Match"
 #: Methods the replay side answers.
 METHODS = ("GET", "HEAD", *sorted(BODY_METHODS))
 _BACKEND = (IndexUnavailable, OSError)
-#: Rows of a capture list, URLs of a URL list, similar URLs on a 404 page.
-MAX_ROWS, MAX_URLS, MAX_SIMILAR = 2000, 1000, 20
 
 
 def is_api_request(scope: Scope) -> bool:
@@ -150,30 +101,7 @@ def is_api_request(scope: Scope) -> bool:
     return False
 
 
-#: Characters an HTTP field value cannot hold (RFC 9110 §5.5: CTLs other than HTAB);
-#: servers refuse to send them (uvicorn drops the connection).
-_CTL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-
-
-def _latin1(value: str) -> bytes:
-    value = _CTL.sub(" ", value)
-    try:
-        return value.encode("latin-1")
-    except UnicodeEncodeError:
-        return quote(value, safe=" !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~").encode("latin-1")
-
-
-def _response(r: Rendered, extra: list[tuple[str, str]]) -> Response:
-    resp: Response
-    if r.stream is not None:
-        resp = StreamingResponse(r.stream, status_code=r.status)
-    else:
-        resp = Response(r.body, status_code=r.status)
-    resp.raw_headers = [(k.lower().encode("latin-1"), _latin1(v)) for k, v in r.headers + extra]
-    return resp
-
-
-class ReplayServer:
+class ReplayServer(MementoViews):
     """The ASGI app of ``webark serve``: replay + resolution API (module docstring).
 
     Attributes:
@@ -313,392 +241,6 @@ class ReplayServer:
             return self.search(request)
         return self.pages.error(404, "Not found", f"No page {APP_PREFIX}{path}.")
 
-    def search(self, request: Request) -> Response:
-        """Redirect a search form to its page (see :meth:`app_file`)."""
-        q = request.query_params
-        names = self.collections.names()
-        coll = q.get("coll") or (names[0] if len(names) == 1 else "")
-        url = (q.get("url") or "").strip()
-        ts = re.sub(r"\D", "", q.get("ts") or "")[:14]
-        if not coll or coll not in names:
-            return self.pages.error(400, "Which collection?", "Choose a collection to search.")
-        prefix = coll_prefix("/", coll)
-        if not url:
-            return RedirectResponse(prefix, 303)
-        if url.startswith("*.") or url.endswith("*"):
-            return RedirectResponse(f"{prefix}*/{quote(url, safe=':/?#[]@!$&()*+,;=%~')}", 303)
-        url = fix_url(url)
-        if ts:
-            return RedirectResponse(archival_url(prefix, ts, url), 303)
-        return RedirectResponse(captures_url(prefix, url), 303)
-
-    # -- pages ---------------------------------------------------------------------------
-    async def collection_page(
-        self, request: Request, ctx: ReplayContext, raw_path: str
-    ) -> Response:
-        """``/{coll}/``: search form and the first URLs of the collection;
-        ``/{coll}`` redirects there, ``/{coll}/?url=…`` searches."""
-        if not raw_path.endswith("/"):
-            return RedirectResponse(coll_prefix("/", ctx.name), 301)
-        if request.query_params.get("url"):
-            items = [("coll", ctx.name), *request.query_params.multi_items()]
-            return RedirectResponse(f"{APP_PREFIX}search?{urlencode(items)}", 303)
-
-        def first_urls() -> list[Any]:
-            lines = (x for x in ctx.source.scan(KeyRange("", None)) if is_replayable(x))
-            rows, _ = build_url_list(
-                (x for x in lines if not ctx.access.excluded(x)), max_urls=50
-            )
-            return rows
-
-        hosts = await run_in_threadpool(first_urls)
-        return self.pages.html("collection.html", coll=ctx.name, hosts=hosts)
-
-    def capture_list(self, ctx: ReplayContext, target: Target) -> Response:
-        """``/{coll}/*/{url}``: calendar of an exact URL; for ``url*`` (prefix) and
-        ``*.host`` (domain) the list of URLs. A timestamp prefix (``2014*``) limits the
-        captures to that period."""
-        raw = target.url
-        if raw.startswith("http://*."):
-            raw = raw[len("http://") :]
-        url, match = resolve_match(raw)
-        ts = target.timestamp
-        try:
-            lines = captures(ctx.source, url, match, ts, ts)
-            kept = (x for x in lines if not ctx.access.excluded(x))
-            if match != "exact":
-                rows, more = build_url_list(kept, MAX_URLS)
-                return self.pages.html("captures.html", coll=ctx.name, url=url, query_url=raw,
-                                       urls=rows, truncated=more)  # fmt: skip
-            cal = build_calendar(kept, MAX_ROWS)
-        except ValueError as exc:
-            return self.pages.error(400, "Bad URL", f"{target.url}: {exc}", ctx.name)
-        last_ts = cal.rows[-1].timestamp if cal.rows else ""
-        if cal.truncated:
-            last = closest(ctx.source, url, None, limit=1)
-            last_ts = last[0].timestamp if last else last_ts
-        status = 200 if cal.total else 404
-        if not cal.total:
-            return self.not_found(ctx, url, None, [], "No captures of this URL.")
-        return self.pages.html("captures.html", status, coll=ctx.name, url=url, urls=None,
-                               cal=cal, last_ts=last_ts)  # fmt: skip
-
-    def missing(self, ctx: ReplayContext, url: str, timestamp: str | None, sel: Missing,
-                reason: str = "", headers: dict[str, str] | None = None) -> Response:  # fmt: skip
-        """No capture to serve: 503 "Capture damaged" when a capture failed to load
-        because of damaged storage (a missing or truncated WARC, unreadable bytes, a
-        file name outside the collection; pywb answers its ``ArchiveLoadFailed`` with
-        503 too), else the 404 "Not in archive" page. Messages name CDX file names,
-        never server paths (issue 20 items 4 and 7)."""
-        why = "; ".join(sel.failures[:3])
-        if sel.damaged:
-            when = f" at {timestamp}" if timestamp else ""
-            message = (f"The archive has captures of {url}{when}, but their stored records "
-                       f"are missing or damaged: {why}")  # fmt: skip
-            return self.pages.error(503, "Capture damaged", message, ctx.name, headers)
-        reason = "; ".join(x for x in (reason, why) if x)
-        return self.not_found(ctx, url, timestamp, sel.tried, reason, headers)
-
-    def not_found(self, ctx: ReplayContext, url: str, timestamp: str | None,
-                  tried: list[CdxLine], reason: str = "",
-                  headers: dict[str, str] | None = None) -> Response:  # fmt: skip
-        """The 404 "Not in archive" page: ``tried`` (captures of the URL that could not
-        be served) and similar URLs (same folder, then same host)."""
-        similar: list[Any] = []
-        try:
-            for base, match in _similar_queries(url):
-                lines = captures(ctx.source, base, match)
-                rows, _ = build_url_list(
-                    (x for x in lines if not ctx.access.excluded(x)), MAX_SIMILAR + 1
-                )
-                similar = [r for r in rows if r.url != url][:MAX_SIMILAR]
-                if similar:
-                    break
-        except ValueError:
-            similar = []
-        return self.pages.html("not_found.html", 404, headers, coll=ctx.name, url=url,
-                               timestamp=timestamp, nearest=tried[:10], similar=similar,
-                               reason=reason)  # fmt: skip
-
-    def blocked(self, ctx: ReplayContext, sel: Blocked) -> Response:
-        """451 for a capture blocked by an access rule (RFC 7725)."""
-        rule = sel.decision.rule
-        note = getattr(rule, "note", "") if rule is not None else ""
-        return self.pages.html("blocked.html", 451, coll=ctx.name, url=sel.line.url,
-                               timestamp=sel.line.timestamp, note=note)  # fmt: skip
-
-    def diff_page(self, ctx: ReplayContext, target: Target) -> Response:
-        """``/{coll}/diff/{ts1}/{ts2}/{url}``: side-by-side text diff of the captures
-        closest to ``ts1`` and ``ts2`` (both must be HTML)."""
-        texts: list[list[str]] = []
-        stamps: list[str] = []
-        for ts in (target.timestamp, target.timestamp2):
-            sel = select_capture(ctx, target.url, clamp_timestamp(ts or ""))
-            if isinstance(sel, Blocked):
-                return self.blocked(ctx, sel)
-            if isinstance(sel, Missing):
-                return self.missing(ctx, target.url, ts, sel)
-            rc = sel.capture
-            ctype = (rc.header("Content-Type") or rc.line.mime or "").lower()
-            if "html" not in ctype:
-                return self.pages.error(
-                    400, "Not an HTML page",
-                    f"The capture at {display_date(rc.line.timestamp)} is {ctype or 'untyped'}; "
-                    "the diff view compares HTML pages.", ctx.name,
-                )  # fmt: skip
-            limit = self.rewrite_limit
-            with rc.payload_stream() as f:
-                body = f.read(limit + 1)
-            too_large = len(body) > limit
-            if not too_large:
-                try:
-                    body = decode_content(body, rc.header("Content-Encoding"), limit=limit)
-                except DecodedTooLarge:
-                    too_large = True
-                except ValueError:
-                    pass  # compared as stored
-            if too_large:
-                return self.pages.error(
-                    413, "Too large to compare",
-                    f"The capture at {display_date(rc.line.timestamp)} is over "
-                    f"{limit:,} bytes once decoded.", ctx.name,
-                )  # fmt: skip
-            texts.append(visible_lines(body))
-            stamps.append(rc.line.timestamp)
-        rows, changed = side_by_side(texts[0], texts[1])
-        return self.pages.html("diff.html", coll=ctx.name, url=target.url, ts1=stamps[0],
-                               ts2=stamps[1], rows=rows, changed=changed,
-                               same=changed == 0)  # fmt: skip
-
-    # -- Memento ---------------------------------------------------------------------------
-    async def timegate(self, request: Request, ctx: ReplayContext, target: Target) -> Response:
-        """RFC 7089 TimeGate: 302 to the memento closest to ``Accept-Datetime`` (latest
-        without it), with ``Vary: accept-datetime`` and a ``Link`` header; 400 for a bad
-        ``Accept-Datetime``."""
-        vary = {"Vary": "accept-datetime"}
-        ts: str | None = None
-        header = request.headers.get("accept-datetime")
-        if header is not None:
-            try:
-                ts = parse_accept_datetime(header)
-            except BadAcceptDatetime as exc:
-                return self.pages.error(400, "Bad Accept-Datetime", str(exc), ctx.name, vary)
-        sel = await run_in_threadpool(select_capture, ctx, target.url, ts)
-        if isinstance(sel, Blocked):
-            return self.blocked(ctx, sel)
-        if isinstance(sel, Missing):
-            return await run_in_threadpool(self.missing, ctx, target.url, ts, sel, "", vary)
-        chosen, url = sel.capture.line.timestamp, sel.capture.line.url
-        prefix = coll_prefix(str(request.base_url), ctx.name)
-        links = MementoLinks(url, prefix, chosen, target.modifier)
-        location = archival_url(prefix, chosen, url, target.modifier)
-        return Response(b"", 302, headers={"Location": location, "Link": links.header(), **vary})
-
-    async def memento(self, request: Request, ctx: ReplayContext, target: Target) -> Response:
-        """A memento: the capture, or a 302 to the canonical timestamp, 404, 451 (one
-        hop to a worker thread for the whole lookup and rendering; a large rewrite
-        waits for its lease and is rendered in a second hop, see the module
-        docstring). A POST/PUT is looked up by its method and body
-        (:func:`webark.cdx.post.method_url`, as the collection's index keys them) and
-        answered at once, without a redirect (a browser would repeat it as a GET)."""
-        lookup: str | None = None
-        if request.method in BODY_METHODS:
-            try:
-                body = await lookup_body(request)
-            except BodyTooLarge as exc:
-                return self.pages.error(413, "Request body too large", str(exc), ctx.name)
-            lookup = method_url(target.url, request.method, request.headers.get("content-type"),
-                                body, compat=ctx.compat)  # fmt: skip
-        ask = MementoRequest(
-            abs_prefix=coll_prefix(str(request.base_url), ctx.name),
-            range_header=request.headers.get("range"),
-            head_only=request.method == "HEAD",
-            if_range=request.headers.get("if-range"),
-            navigation=is_navigation(request.headers),
-            lookup_url=lookup,
-            expected=expected_families(request.headers, target.modifier, target.url),
-        )
-        small, large = limiters()
-        first = await anyio.to_thread.run_sync(self._memento, ctx, target, ask, None,
-                                               limiter=small)  # fmt: skip
-        if not isinstance(first, Deferred):
-            return first
-        lease = await self.budget.acquire(first.weight)
-        try:
-            resp = await anyio.to_thread.run_sync(self._memento, ctx, target, ask, lease,
-                                                  limiter=large)  # fmt: skip
-        except BaseException:
-            lease.release()
-            raise
-        if isinstance(resp, Deferred):  # cannot happen with a lease
-            lease.release()
-            raise AssertionError("memento deferred twice")
-        return LeasedResponse(resp, lease, self.send_timeout)
-
-    async def record(self, request: Request, ctx: ReplayContext, target: Target) -> Response:
-        """Record mode (:mod:`.record`): fetch and archive ``target.url``, then serve
-        the capture just written with its links to ``/{coll}/record/…``. Patch mode
-        (``target.kind == "patch"``, pywb's, its issue 601): the latest capture of
-        exactly this URL when the collection has one (served with links to
-        ``/{coll}/patch/…``, nothing fetched), else recorded. 404 when the server does
-        not record; 409 for a collection that cannot be indexed while written; 502 /
-        504 / 403 when the live URL cannot be fetched (nothing written)."""
-        if self.recorder is None:
-            return self.pages.error(404, "Record mode is off",
-                                    "This server does not record (webark serve --record).",
-                                    ctx.name)  # fmt: skip
-        ask = MementoRequest(
-            abs_prefix=coll_prefix(str(request.base_url), ctx.name),
-            head_only=request.method == "HEAD", navigation=is_navigation(request.headers),
-        )  # fmt: skip
-        if target.kind == "patch":
-            have = await anyio.to_thread.run_sync(self._archived, ctx, target, ask)
-            if have is not None:
-                return have
-        rec_path = record_prefix(coll_prefix("/", ctx.name), target.kind)
-        try:
-            self.recorder.backend(ctx.folder)
-        except (CollectionError, ValueError) as exc:
-            return self.pages.error(409, "Cannot record into this collection",
-                                    without_paths(str(exc)), ctx.name)  # fmt: skip
-        got = await self.recorder.record(ctx.folder, target.url, request.headers.items(),
-                                         rec_path)  # fmt: skip
-        if isinstance(got, RecordFailure):
-            return self.pages.error(got.status, got.reason, got.message, ctx.name)
-        return await anyio.to_thread.run_sync(self._recorded, ctx, target, ask, got)
-
-    def _archived(self, ctx: ReplayContext, target: Target,
-                  ask: MementoRequest) -> Response | None:  # fmt: skip
-        """Patch mode: the latest capture of exactly ``target.url`` served with links
-        to ``/{coll}/patch/…`` (a blocked one: 451), None when there is none (a fuzzy
-        match does not count: the URL itself is missing) (worker thread)."""
-        sel = select_capture(ctx, target.url, None)
-        if isinstance(sel, Blocked):
-            return self.blocked(ctx, sel)
-        if not isinstance(sel, Chosen) or sel.fuzzy is not None:
-            return None
-        ts = sel.capture.line.timestamp
-        shown = Target("memento", ctx.name, target.url, ts, target.modifier)
-        return self._serve(ctx, shown, sel.capture, ask, live_mode=target.kind)
-
-    def _recorded(self, ctx: ReplayContext, target: Target, ask: MementoRequest,
-                  ts: str) -> Response:  # fmt: skip
-        """The capture of ``target.url`` at ``ts`` just recorded (worker thread)."""
-        sel = select_capture(ctx, target.url, ts)
-        if isinstance(sel, Blocked):  # recorded, but the access rules hide it
-            return self.blocked(ctx, sel)
-        if not isinstance(sel, Chosen) or sel.capture.line.timestamp != ts:
-            return self.pages.error(500, "Recorded capture not found",
-                                    f"{target.url} was recorded at {ts} but the index does "
-                                    "not give it back.", ctx.name)  # fmt: skip
-        shown = Target("memento", ctx.name, target.url, ts, target.modifier)
-        return self._serve(ctx, shown, sel.capture, ask, live_mode=target.kind)
-
-    def _memento(self, ctx: ReplayContext, target: Target, ask: MementoRequest,
-                 lease: Lease | None = None) -> Response | Deferred:  # fmt: skip
-        """Select and render (worker thread). Without ``lease``, a large rewrite is
-        not rendered: a :class:`Deferred` with its weight comes back instead."""
-        assert target.timestamp is not None
-        sel = select_capture(ctx, ask.lookup_url or target.url, clamp_timestamp(target.timestamp),
-                             expected=ask.expected)  # fmt: skip
-        if isinstance(sel, Blocked):
-            return self.blocked(ctx, sel)
-        if isinstance(sel, Missing):
-            reason = ""
-            if ask.lookup_url is not None:
-                reason = "no capture of a request with this method and body"
-            return self.missing(ctx, target.url, target.timestamp, sel, reason)
-        rc, fuzzy = sel.capture, sel.fuzzy
-        ts = rc.line.timestamp
-        if ask.lookup_url is None and (ts != target.timestamp
-                                       or (fuzzy is not None and fuzzy.moves_path)):
-            # to the capture's own URL too: same URL key, maybe another spelling (/a vs
-            # /a/), or the URL a fuzzy match found; a URL whose extra parameters only the
-            # page's script reads stays as asked
-            shown = target.url if fuzzy is not None and fuzzy.keeps_asked_url else rc.line.url
-            location = archival_url(ask.abs_prefix, ts, shown, target.modifier)
-            links = MementoLinks(rc.line.url, ask.abs_prefix, ts, target.modifier)
-            headers = {"Location": location, "Link": links.header(), **_fuzzy_header(fuzzy)}
-            return Response(b"", 302, headers=headers)
-        weight = rewrite_weight(rc, target.modifier, rewrite_limit=self.rewrite_limit)
-        if weight and lease is None:
-            return Deferred(weight)  # and rc goes: a waiting request holds no payload
-        return self._serve(ctx, target, rc, ask, fuzzy, lease)
-
-    def _serve(self, ctx: ReplayContext, target: Target, rc: ResolvedCapture,
-               ask: MementoRequest, fuzzy: FuzzyMatch | None = None,
-               lease: Lease | None = None, live_mode: str | None = None) -> Response:  # fmt: skip
-        """The memento response of ``rc``; ``live_mode``: ``record`` or ``patch`` for
-        record and patch mode (links to ``/{coll}/{live_mode}/{modifier}/…``, no
-        banner)."""
-        ts = rc.line.timestamp
-        url = rc.line.url  # the base of relative links: the capture's URL as archived
-        reserve: Callable[[int], None] | None = None
-        if lease is not None:
-            held = lease
-
-            def grow(n: int) -> None:  # the decoded size may pass what was acquired
-                if n > held.weight:
-                    held.grow(n - held.weight)
-
-            reserve = grow
-        prefix = coll_prefix("/", ctx.name)
-        prev, nxt = neighbours(ctx.source, url, ts)
-        first = next(iter(captures(ctx.source, url)), None)
-        last_l = closest(ctx.source, url, None, limit=1)
-        last = last_l[0] if last_l else None
-        banner = None
-        if target.modifier in ("", "mp_") and live_mode is None:
-            def cap(x: CdxLine | None) -> tuple[str, str] | None:
-                if x is None or ctx.access.excluded(x):
-                    return None
-                return archival_url(prefix, x.timestamp, url, target.modifier), display_date(
-                    x.timestamp
-                )
-
-            banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt))
-        rendered = render(
-            rc, url=url, prefix=record_prefix(prefix, live_mode) if live_mode else prefix,
-            root="/",
-            modifier=target.modifier, range_header=ask.range_header, banner=banner,
-            head_only=ask.head_only, if_range=ask.if_range, reserve=reserve,
-            rewrite_limit=self.rewrite_limit, navigation=ask.navigation,
-            link_timestamp="" if live_mode else None,
-        )  # fmt: skip
-        links = MementoLinks(
-            url, ask.abs_prefix, ts, target.modifier,
-            first=first.timestamp if first else None,
-            prev=prev.timestamp if prev else None,
-            next=nxt.timestamp if nxt else None,
-            last=last.timestamp if last else None,
-        )  # fmt: skip
-        csp = RAW_CSP if target.modifier == "id_" else REPLAY_CSP
-        extra = [("Memento-Datetime", http_date(ts)), ("Link", links.header()),
-                 ("Content-Security-Policy", csp), *_fuzzy_header(fuzzy).items()]  # fmt: skip
-        return _response(rendered, extra)
-
-
-@dataclass(frozen=True, slots=True)
-class MementoRequest:
-    """What a memento request asks beyond its target: ``abs_prefix`` (the collection's
-    absolute URL), its ``Range`` / ``If-Range`` headers, ``head_only`` (HEAD),
-    ``navigation`` (:func:`~webark.apps.replay.request_info.is_navigation`),
-    ``lookup_url`` (a POST/PUT's method URL, None for GET/HEAD) and ``expected`` (the
-    MIME families it can use, :func:`~webark.apps.replay.request_info.expected_families`)."""
-
-    abs_prefix: str
-    range_header: str | None = None
-    head_only: bool = False
-    if_range: str | None = None
-    navigation: bool = False
-    lookup_url: str | None = None
-    expected: Collection[str] | None = None
-
-
-def _fuzzy_header(fuzzy: FuzzyMatch | None) -> dict[str, str]:
-    """:data:`FUZZY_HEADER` naming the rules of a fuzzy match (none for an exact one)."""
-    return {} if fuzzy is None else {FUZZY_HEADER: ", ".join(fuzzy.rules)}
-
 
 async def refuse_websocket(scope: Scope, receive: Receive, send: Send) -> None:
     """Refuse a WebSocket handshake (a capture of a socket cannot be replayed; the
@@ -708,21 +250,6 @@ async def refuse_websocket(scope: Scope, receive: Receive, send: Send) -> None:
     if message.get("type") == "websocket.connect":
         log.info("replay: WebSocket %s refused (sockets are not replayed)", scope.get("path"))
         await send({"type": "websocket.close", "code": 1008})
-
-
-def _similar_queries(url: str) -> Iterator[tuple[str, Any]]:
-    """Queries for similar URLs: the URL's folder (prefix), then its host."""
-    base = url.split("?", 1)[0].split("#", 1)[0]
-    scheme_end = base.find("://")
-    slash = base.rfind("/")
-    if scheme_end >= 0 and slash > scheme_end + 2:
-        folder = base[: slash + 1]
-        host_end = base.find("/", scheme_end + 3)
-        if slash > host_end:
-            yield folder, "prefix"
-        yield base[:host_end + 1] if host_end > 0 else base, "host"
-    else:
-        yield base, "host"
 
 
 def create_server(
@@ -787,4 +314,4 @@ def server_from_env() -> ReplayServer:
                          rewrite_budget=budget, rewrite_limit=limit)  # fmt: skip
 
 
-__all__ = ["ReplayServer", "create_server", "is_api_request", "server_from_env"]
+__all__ = ["FUZZY_HEADER", "ReplayServer", "create_server", "is_api_request", "server_from_env"]

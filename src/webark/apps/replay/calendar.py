@@ -121,12 +121,13 @@ def build_calendar(lines: Iterable[_Line], max_rows: int = 2000) -> CaptureCalen
 @dataclass
 class UrlRow:
     """One URL of a prefix/host search: first original URL seen, captures, first and
-    last timestamps."""
+    last timestamps, and its CDX URL key."""
 
     url: str
     count: int
     first: str
     last: str
+    key: str = ""
 
 
 def build_url_list(
@@ -142,7 +143,7 @@ def build_url_list(
             if len(out) >= max_urls:
                 return out, True
             cur_key = k
-            out.append(UrlRow(x.url, 0, x.timestamp, x.timestamp))
+            out.append(UrlRow(x.url, 0, x.timestamp, x.timestamp, k))
         row = out[-1]
         row.count += 1
         row.first = min(row.first, x.timestamp)

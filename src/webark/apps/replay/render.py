@@ -124,19 +124,23 @@ class Rendered:
 @dataclass(frozen=True, slots=True)
 class Banner:
     """What the banner shows: ``date`` (display form, UTC), ``captures`` (URL of the
-    capture list), ``prev``/``next``: ``(archival URL, display date)`` or None."""
+    capture list), ``prev``/``next``: ``(archival URL, display date)`` or None;
+    ``screenshot``: ``(raw URL of the capture's urn:view: screenshot, display date)``
+    or None (:mod:`webark.apps.replay.screenshots`)."""
 
     date: str
     captures: str
     prev: tuple[str, str] | None = None
     next: tuple[str, str] | None = None
+    screenshot: tuple[str, str] | None = None
 
     def data(self) -> dict[str, object]:
         def cap(c: tuple[str, str] | None) -> dict[str, str] | None:
             return None if c is None else {"href": c[0], "date": c[1]}
 
         return {"date": self.date, "captures": self.captures,
-                "prev": cap(self.prev), "next": cap(self.next)}  # fmt: skip
+                "prev": cap(self.prev), "next": cap(self.next),
+                "screenshot": cap(self.screenshot)}  # fmt: skip
 
 
 def _script_json(value: object) -> str:

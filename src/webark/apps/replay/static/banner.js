@@ -2,7 +2,8 @@
  * and the capture list. It lives in a closed Shadow DOM under a host element whose inline
  * style resets everything (`all: initial`, !important), so the page's CSS cannot restyle
  * or hide it, and it is position:fixed, so it takes no room in the page's layout.
- * Data: window.__webark_banner = {date, captures, prev: {href, date} | null, next: ...}. */
+ * Data: window.__webark_banner = {date, captures, prev: {href, date} | null, next: ...,
+ * screenshot: {href, date} | null} (screenshot: the capture's urn:view: PNG, raw). */
 (function () {
   "use strict";
   var data = window.__webark_banner;
@@ -43,6 +44,9 @@
       '<span class="more">' + link(data.prev, "&#8249; prev", "prev") + '</span>' +
       '<span class="more">' + link(data.next, "next &#8250;", "next") + '</span>' +
       '<span class="more"><a class="all" href="' + esc(data.captures) + '">all captures</a></span>' +
+      (data.screenshot ? '<span class="more"><a class="shot" href="' + esc(data.screenshot.href) +
+        '" title="screenshot taken when the page was captured (' + esc(data.screenshot.date) +
+        ')">screenshot</a></span>' : '') +
       '<button type="button" class="toggle" title="hide / show">&#215;</button>' +
       '</div>';
     var tab = root.querySelector(".tab");
