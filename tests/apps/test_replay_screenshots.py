@@ -144,3 +144,25 @@ def test_url_list_shows_thumbnails(client: TestClient) -> None:
     assert _thumbs(r.text) == [want]
     row = next(x for x in r.text.split("<tr>") if "plain.html" in x)
     assert "<img" not in row
+
+
+@pytest.mark.parametrize("path", [
+    f"/shots/{ts14(T1)}mp_/{PAGE}",  # the main-page modifier has the banner too
+    f"/shots/{ts14(T1)}/shots.test/article?id=7&lang=en",  # no scheme
+    f"/shots/{ts14(T1)}/http:/shots.test/article?id=7&lang=en",  # slashes merged
+    f"/shots/{ts14(T1)}/http://shots.test/article?lang=en&id=7",  # query in another order
+])  # fmt: skip
+def test_url_forms_find_the_same_screenshot(client: TestClient, path: str) -> None:
+    r = client.get(path, follow_redirects=False)
+    assert r.status_code == 200, (r.status_code, r.headers.get("location"))
+    m = _BANNER.search(r.text)
+    assert m is not None
+    assert json.loads(m.group(1))["screenshot"]["href"] == shot_url(
+        "view", ts14(T1 + SHOT_DELAY), PAGE
+    )
+
+
+def test_raw_and_embedded_modes_have_no_banner_lookup(client: TestClient) -> None:
+    for mod in ("id_", "if_"):
+        r = client.get(f"/shots/{ts14(T1)}{mod}/{PAGE}")
+        assert r.status_code == 200 and "__webark_banner" not in r.text
