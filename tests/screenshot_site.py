@@ -23,11 +23,11 @@ Browsertrix's URI scheme):
 
 from __future__ import annotations
 
-import functools
 import struct
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from system_packages import require
 from webark.warc.record import WarcRecord
@@ -87,30 +87,46 @@ background:linear-gradient(90deg,{a},{b})"><h1 style="margin:20px">{text}</h1>
 <div style="width:50%;height:120px;background:#fff8">{text}</div></body></html>"""
 
 
-@functools.cache
-def images() -> Images:
-    """The screenshots, taken once per test session (about a second)."""
+_IMAGES: list[Images] = []
+
+
+def images(browser: Any | None = None) -> Images:
+    """The screenshots, taken once per test session (about a second) with
+    ``browser`` (a Playwright Browser, for tests that already run one: Playwright's
+    sync API cannot start twice in one thread), else a Chromium launched here."""
+    if _IMAGES:
+        return _IMAGES[0]
+    if browser is not None:
+        _IMAGES.append(_take(browser))
+        return _IMAGES[0]
     require(CHROMIUM.exists(), f"Chromium ({CHROMIUM})", "WEBARK_BROWSER=1 bash scripts/setup.sh")
     from playwright.sync_api import sync_playwright
 
-    out: list[bytes] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM),
-                                     args=["--no-sandbox", "--disable-gpu"])  # fmt: skip
+        own = pw.chromium.launch(executable_path=str(CHROMIUM),
+                                 args=["--no-sandbox", "--disable-gpu"])  # fmt: skip
         try:
-            for (w, h), (a, b, text) in (
-                ((640, 400), ("#c33", "#fc3", "first capture")),
-                ((800, 500), ("#36c", "#3c9", "second capture")),
-            ):
-                page = browser.new_page(viewport={"width": w, "height": h})
-                page.set_content(_HTML.format(a=a, b=b, text=text))
-                out.append(page.screenshot(type="png"))
-                page.set_viewport_size({"width": w // 4, "height": h // 4})
-                page.set_content(_HTML.format(a=a, b=b, text=text).replace("40px", "10px"))
-                out.append(page.screenshot(type="jpeg", quality=70))
-                page.close()
+            _IMAGES.append(_take(own))
         finally:
-            browser.close()
+            own.close()
+    return _IMAGES[0]
+
+
+def _take(browser: Any) -> Images:
+    out: list[bytes] = []
+    for (w, h), (a, b, text) in (
+        ((640, 400), ("#c33", "#fc3", "first capture")),
+        ((800, 500), ("#36c", "#3c9", "second capture")),
+    ):
+        page = browser.new_page(viewport={"width": w, "height": h})
+        try:
+            page.set_content(_HTML.format(a=a, b=b, text=text))
+            out.append(page.screenshot(type="png"))
+            page.set_viewport_size({"width": w // 4, "height": h // 4})
+            page.set_content(_HTML.format(a=a, b=b, text=text).replace("40px", "10px"))
+            out.append(page.screenshot(type="jpeg", quality=70))
+        finally:
+            page.close()
     return Images(view_1=out[0], thumb_1=out[1], view_2=out[2], thumb_2=out[3])
 
 
@@ -136,9 +152,10 @@ def _shot(w: WarcWriter, kind: str, url: str, data: bytes, when: datetime,
                                       concurrent_to=concurrent_to))[0]  # fmt: skip
 
 
-def write_screenshot_warc(out: Path) -> Path:
-    """Write the WARC of the module docstring into folder ``out``; its path."""
-    img = images()
+def write_screenshot_warc(out: Path, browser: Any | None = None) -> Path:
+    """Write the WARC of the module docstring into folder ``out``; its path
+    (``browser``: see :func:`images`)."""
+    img = images(browser)
     w = WarcWriter(out, prefix="SHOTS")
     with w:
         for when, view, thumb, n in ((T1, img.view_1, img.thumb_1, 1),

@@ -144,3 +144,63 @@ def test_url_list_shows_thumbnails(client: TestClient) -> None:
     assert _thumbs(r.text) == [want]
     row = next(x for x in r.text.split("<tr>") if "plain.html" in x)
     assert "<img" not in row
+
+
+@pytest.mark.parametrize("path", [
+    f"/shots/{ts14(T1)}mp_/{PAGE}",  # the main-page modifier has the banner too
+    f"/shots/{ts14(T1)}/shots.test/article?id=7&lang=en",  # no scheme
+    f"/shots/{ts14(T1)}/http:/shots.test/article?id=7&lang=en",  # slashes merged
+    f"/shots/{ts14(T1)}/http://shots.test/article?lang=en&id=7",  # query in another order
+])  # fmt: skip
+def test_url_forms_find_the_same_screenshot(client: TestClient, path: str) -> None:
+    r = client.get(path, follow_redirects=False)
+    assert r.status_code == 200, (r.status_code, r.headers.get("location"))
+    m = _BANNER.search(r.text)
+    assert m is not None
+    assert json.loads(m.group(1))["screenshot"]["href"] == shot_url(
+        "view", ts14(T1 + SHOT_DELAY), PAGE
+    )
+
+
+def test_raw_and_embedded_modes_have_no_banner_lookup(client: TestClient) -> None:
+    for mod in ("id_", "if_"):
+        r = client.get(f"/shots/{ts14(T1)}{mod}/{PAGE}")
+        assert r.status_code == 200 and "__webark_banner" not in r.text
+
+
+_RULES = """\
+- url: http://shots.test/article
+  policy: block
+- url: http://shots.test/unlinked.html
+  policy: exclude
+"""
+
+
+@pytest.fixture(scope="module")
+def ruled(tmp_path_factory: pytest.TempPathFactory,
+          index_store: StoreChoice) -> Iterator[TestClient]:  # fmt: skip
+    """The same WARC in a collection whose access rules block the article and exclude
+    the unlinked page (rules written for the pages' URLs, as users write them)."""
+    root = tmp_path_factory.mktemp("shots-ruled")
+    warc = write_screenshot_warc(root / "warcs")
+    coll = index_store.init(root / "colls" / "shots")
+    with coll:
+        assert [r.status for r in coll.add([warc])] == ["indexed"]
+    (root / "colls" / "shots" / "access-rules.yaml").write_text(_RULES)
+    with TestClient(create_server(root / "colls")) as c:
+        yield c
+
+
+def test_a_page_s_access_rule_covers_its_screenshots(ruled: TestClient) -> None:
+    """A screenshot shows its page: the page's rule applies to it (before, the
+    ``urn:view:`` key matched no rule and a blocked page's screenshot was served)."""
+    block = ruled.get(shot_url("view", ts14(T1 + SHOT_DELAY), PAGE))
+    assert block.status_code == 451 and images().view_1 not in block.content
+    assert ruled.get(shot_url("thumbnail", ts14(T1 + SHOT_DELAY), PAGE)).status_code == 451
+    gone = ruled.get(shot_url("view", ts14(T1 + SHOT_DELAY), UNLINKED))
+    assert gone.status_code == 404
+    cdx = ruled.get("/shots/cdx", params={"url": f"urn:view:{PAGE}"})
+    assert cdx.status_code == 200 and cdx.text.strip() == ""  # hidden from the API too
+    assert banner(ruled, ts14(T1), PLAIN)["screenshot"] is None
+    r = ruled.get("/shots/*/http://shots.test/*")
+    assert _thumbs(r.text) == []  # the article is blocked: its thumbnail is not shown

@@ -16,7 +16,8 @@ The resolution API (``/{coll}/cdx``, TimeMaps) shows neither: ``exclude`` and ``
 captures are both left out of its answers (:meth:`AccessConfig.hidden_from_api`; pywb
 hides them from its CDX API too — a TimeMap listing mementos that answer 451 would
 send Memento clients to dead ends). The replay calendar still lists blocked captures:
-they lead to the 451 page, which says why.
+they lead to the 451 page, which says why. A page's screenshots (``urn:view:`` /
+``urn:thumbnail:`` resource records) get the page's rule (:meth:`Access.decide`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from webark.apps.replay.paths import screenshot_page
 from webark.cdx.line import CdxLine
 from webark.index.access_rules import AccessDecision, AccessRules
 
@@ -45,11 +47,16 @@ class Access:
 
     def decide(self, url: str, timestamp: str) -> AccessDecision | None:
         """The decision for the capture of ``url`` at ``timestamp`` (14 digits, UTC),
-        or None when no rule matches (allowed)."""
-        for r in self.rules:
-            d = r.decide(url, timestamp)
-            if d.rule is not None:
-                return d
+        or None when no rule matches (allowed). A screenshot (``urn:view:{page}``,
+        ``urn:thumbnail:{page}``) shows its page and gets the page URL's rule (rules are
+        written for pages: a blocked page's screenshot must not be served); a rule
+        for the URN itself decides only when none matches the page."""
+        page = screenshot_page(url)
+        for u in (url,) if page is None else (page, url):
+            for r in self.rules:
+                d = r.decide(u, timestamp)
+                if d.rule is not None:
+                    return d
         return None
 
     def policy(self, url: str, timestamp: str) -> str:

@@ -57,6 +57,22 @@ _DIFF = re.compile(r"^diff/([0-9]+)/([0-9]+)/(.+)$", re.S)
 Kind = Literal["home", "app", "collection", "search", "captures", "diff", "timegate", "memento",
                "record", "patch"]
 
+#: ``WARC-Target-URI`` prefix of a page's viewport screenshot (Browsertrix's name, a
+#: PNG resource record; :mod:`webark.apps.replay.screenshots`).
+VIEW = "urn:view:"
+#: ``WARC-Target-URI`` prefix of a page's thumbnail (Browsertrix's name, a small JPEG).
+THUMBNAIL = "urn:thumbnail:"
+
+
+def screenshot_page(uri: str) -> str | None:
+    """The page URL a ``urn:view:`` / ``urn:thumbnail:`` URI is a screenshot of
+    (``urn:view:http://a.org/`` → ``http://a.org/``), None for any other URI."""
+    for prefix in (VIEW, THUMBNAIL):
+        if uri.startswith(prefix):
+            return uri[len(prefix) :]
+    return None
+
+
 #: The path segment of record mode: ``/{coll}/record/…`` (pywb's).
 RECORD = "record"
 #: The path segment of patch mode: ``/{coll}/patch/…`` (record only what is missing).

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from webark.apps.replay.paths import archival_url
+from webark.apps.replay.paths import THUMBNAIL, VIEW, archival_url
 from webark.apps.replay.sources import ReplayContext
 from webark.cdx.line import CdxLine
 from webark.core.errors import FormatError
@@ -49,10 +49,6 @@ from webark.index.source import KeyRange, key_range
 
 log = logging.getLogger(__name__)
 
-#: ``WARC-Target-URI`` prefix of a page's viewport screenshot (Browsertrix, PNG).
-VIEW = "urn:view:"
-#: ``WARC-Target-URI`` prefix of a page's thumbnail (Browsertrix, small JPEG).
-THUMBNAIL = "urn:thumbnail:"
 #: Seconds between a page capture's and its screenshot's WARC-Date that still pair
 #: them (the crawler takes them after the page loads and its behavior ran).
 WINDOW = 60.0
@@ -116,17 +112,18 @@ def screenshot_of(ctx: ReplayContext, rc: ResolvedCapture) -> Screenshot | None:
     per candidate (usually one); run it in a worker thread.
 
     A candidate whose record cannot be read (missing or damaged WARC) is skipped and
-    logged; lines the access rules exclude are never candidates.
+    logged; lines the access rules exclude or block are never candidates (a
+    screenshot gets its page's rule: :meth:`webark.apps.replay.access.Access.decide`).
 
     Raises:
         IndexUnavailable: the index cannot be read.
     """
     own = rc.record.record_id
     ts = rc.line.timestamp
-    exclude = ctx.access.excluded if ctx.access.rules else None
+    hidden = ctx.access.hidden_from_api if ctx.access.rules else None
     try:
         lines = closest(ctx.source, screenshot_uri(rc.line.url), ts, limit=CANDIDATES,
-                        exclude=exclude)  # fmt: skip
+                        exclude=hidden)  # fmt: skip
     except ValueError:  # a page URL that gives no key: no screenshot either
         return None
     unlinked: CdxLine | None = None
@@ -177,11 +174,12 @@ class _Nearest:
 
 
 def _thumbnail_lines(ctx: ReplayContext, rng: KeyRange) -> Iterable[CdxLine]:
-    """Replayable ``urn:thumbnail:`` lines of ``rng`` the access rules let through."""
-    excluded = ctx.access.excluded if ctx.access.rules else None
+    """Replayable ``urn:thumbnail:`` lines of ``rng`` the access rules allow (a
+    blocked one would be a 451 image)."""
+    hidden = ctx.access.hidden_from_api if ctx.access.rules else None
     for line in ctx.source.scan(rng):
         keep = line.url.startswith(THUMBNAIL) and is_replayable(line)
-        if keep and (excluded is None or not excluded(line)):
+        if keep and (hidden is None or not hidden(line)):
             yield line
 
 

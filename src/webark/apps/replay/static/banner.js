@@ -17,6 +17,12 @@
     if (!cap) { return '<span class="off ' + cls + '">' + label + '</span>'; }
     return '<a class="' + cls + '" href="' + esc(cap.href) + '" title="' + esc(cap.date) + '">' + label + '</a>';
   }
+  /* An absolute URL: the client script (webark/rewrite/client.js) leaves URLs under the
+   * collection's absolute prefix alone, but would take a relative
+   * "/coll/TSid_/urn:view:..." (no http:// after the timestamp) for a link of the page. */
+  function absolute(href) {
+    try { return new URL(href, window.location.href).href; } catch (e) { return href; }
+  }
   function mount() {
     if (document.getElementById("__webark_banner_host")) { return; }
     var host = document.createElement("webark-banner");
@@ -44,7 +50,7 @@
       '<span class="more">' + link(data.prev, "&#8249; prev", "prev") + '</span>' +
       '<span class="more">' + link(data.next, "next &#8250;", "next") + '</span>' +
       '<span class="more"><a class="all" href="' + esc(data.captures) + '">all captures</a></span>' +
-      (data.screenshot ? '<span class="more"><a class="shot" href="' + esc(data.screenshot.href) +
+      (data.screenshot ? '<span class="more"><a class="shot" href="' + esc(absolute(data.screenshot.href)) +
         '" title="screenshot taken when the page was captured (' + esc(data.screenshot.date) +
         ')">screenshot</a></span>' : '') +
       '<button type="button" class="toggle" title="hide / show">&#215;</button>' +
