@@ -14,6 +14,8 @@ fi
 # through executable_path (never `playwright install`, which downloads its own build).
 if [ "${WEBARK_BROWSER:-0}" = 1 ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+  # npm fetches the JavaScript packages below (ReplayWeb.page, browsertrix-behaviors)
+  command -v npm >/dev/null || need_apt+=(npm)
 fi
 # Peer tools of the tests (GNU wget: a recrawl against a wget-made index).
 if [ "${WEBARK_TEST_TOOLS:-0}" = 1 ]; then
