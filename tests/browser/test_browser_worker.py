@@ -9,6 +9,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
+import signal
+import socket
 import ssl
 import struct
 import subprocess
@@ -30,12 +33,14 @@ from sites import HTML, Hit, Page, TestSite
 from system_packages import require
 from webark.core.errors import BrowserUnavailableError
 from webark.crawl.browser import (
+    BrowserClosedError,
     BrowserPool,
     PageVisit,
     PrefetchedDocument,
     Viewport,
     behaviors_path,
 )
+from webark.crawl.browser.procs import ProcessUsage
 from webark.warc.reader import ArchiveReader
 
 SETUP = "WEBARK_BROWSER=1 bash scripts/setup.sh"
@@ -74,7 +79,19 @@ def handler(path: str, headers: Mapping[str, str]) -> Page | None:
 
 HANG_PAGE = (b'<!doctype html><title>hangs</title><a href="/js-page/1.html">a</a>'
              b'<img src="/hang.png">')
-EXTRA = {"/hang.html": (200, HTML, HANG_PAGE)}
+EXTRA = {
+    "/hang.html": (200, HTML, HANG_PAGE),
+    "/moved": (301, (("Location", "/js-page/2.html"), *HTML), b"moved"),
+    "/throws.html": (200, HTML, b"<!doctype html><title>throws</title>"
+                     b"<script>throw new Error('boom ' + 6 * 7)</script>"),
+}
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -130,6 +147,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             started = time.monotonic()
             visits["/hang.html"] = await go("/hang.html", load_timeout=LOAD_TIMEOUT)
             hang_elapsed.append(time.monotonic() - started)
+            visits["/moved"] = await go("/moved")
+            visits["/throws.html"] = await go("/throws.html")
+            visits["refused"] = await pool.visit(f"http://127.0.0.1:{closed_port()}/")
+            visits["unsafe"] = await pool.visit("http://127.0.0.1:9/")  # discard: blocked
             slow = await asyncio.gather(*(go(p, behavior_timeout=5) for p in SLOW_PAGES))
             visits.update(zip(SLOW_PAGES, slow, strict=True))
             peak = pool.peak_open_pages
@@ -188,11 +209,9 @@ def test_every_request_went_through_the_proxy_and_none_left_loopback(run: Run) -
     assert ours == site_hits  # the site saw exactly what the proxy relayed
     for ln in run.lines:
         url = ln.split()[3]
-        if not url.startswith(run.origin):
+        if urlsplit(url).hostname != "127.0.0.1":
             # anything else Chromium asked for was refused unresolved (-6): never left
             assert ln.split()[1] == "-6", ln
-            continue
-        assert urlsplit(url).hostname == "127.0.0.1"
     for name, v in run.visits.items():
         r = v.requests
         assert r.total >= r.proxied + r.fulfilled + r.failed, name
@@ -256,6 +275,22 @@ def test_a_hanging_page_is_cut_at_the_load_timeout(run: Run) -> None:
     assert v.outlinks == (run.origin + "/js-page/1.html",)  # the DOM that was there
 
 
+def test_redirects_page_errors_and_failed_fetches_are_results(run: Run) -> None:
+    moved = run.visits["/moved"]
+    assert moved.status == 200 and moved.final_url == run.origin + "/js-page/2.html"
+    assert moved.outlinks == (run.origin + "/",)
+    throws = run.visits["/throws.html"]
+    assert throws.status == 200 and throws.title == "throws"
+    assert "pageerror: boom 42" in throws.errors, throws.errors
+    refused = run.visits["refused"]  # the proxy answers 502 for a refused connection
+    assert refused.status == 502 and refused.outlinks == () and refused.errors == ()
+    unsafe = run.visits["unsafe"]  # Chromium itself refuses the port: no response at all
+    assert unsafe.status is None and not unsafe.behavior_finished
+    assert unsafe.screenshot_png is None and unsafe.thumbnail_jpeg is None
+    assert unsafe.errors == ("navigation: Page.goto: net::ERR_UNSAFE_PORT at "
+                             "http://127.0.0.1:9/",)  # fmt: skip
+
+
 def test_behavior_time_limit_stops_the_scroll(tmp_path: Path) -> None:
     require_browser()
     site = TestSite(js_pages(), handler=items_handler)
@@ -267,7 +302,7 @@ def test_behavior_time_limit_stops_the_scroll(tmp_path: Path) -> None:
 
     with site, proxy_process("--job", str(tmp_path / "job")) as (port, _):
         v = asyncio.run(main(port))
-    assert not v.behavior_finished and v.elapsed < 15
+    assert not v.behavior_finished and v.elapsed < 10
     assert any(e.startswith("behaviors: stopped") for e in v.errors), v.errors
     assert len(v.outlinks) < BATCHES * 6  # not every batch was reached
 
@@ -300,3 +335,29 @@ def test_https_through_the_proxy_is_trusted_by_its_ca_pins_only(tmp_path: Path) 
     assert f"https://127.0.0.1:{site.port}/js-page/1.html" in trusted.outlinks
     assert refused.status is None and refused.outlinks == ()
     assert any("ERR_CERT_AUTHORITY_INVALID" in e for e in refused.errors), refused.errors
+
+
+def test_a_browser_that_is_gone_is_an_error_not_a_result(tmp_path: Path) -> None:
+    require_browser()
+    site = TestSite(js_pages(), handler=items_handler)
+
+    async def main(port: int) -> tuple[PageVisit, list[int], object]:
+        async with BrowserPool(f"http://127.0.0.1:{port}", size=1) as pool:
+            first = await pool.visit(site.url("/js-page/1.html"), load_timeout=15)
+            pids = pool.process_ids()
+            used = pool.usage()
+            assert pool.browser_pid is not None
+            os.kill(pool.browser_pid, signal.SIGKILL)  # the browser process we started
+            with pytest.raises(BrowserClosedError):
+                await pool.visit(site.url("/js-page/2.html"), load_timeout=15)
+        with pytest.raises(BrowserClosedError, match="not running"):
+            await pool.visit(site.url("/js-page/3.html"))
+        return first, pids, used
+
+    with site, proxy_process("--job", str(tmp_path / "job")) as (port, _):
+        first, pids, used = asyncio.run(main(port))
+    assert first.status == 200
+    assert len(pids) >= 3  # browser, renderer, helpers
+    # helper processes come and go between the two readings
+    assert isinstance(used, ProcessUsage) and 3 <= used.processes <= len(pids) + 2
+    assert used.cpu_seconds > 0 and used.rss_bytes > 50_000_000

@@ -127,7 +127,7 @@ class PageVisit:
             opened), each once.
         requests: the page's requests (:class:`RequestCounts`).
         screenshot_png: PNG of the viewport at load (viewport size), or None when it
-            could not be taken (see ``errors``).
+            could not be taken (see ``errors``) or the main document got no response.
         thumbnail_jpeg: JPEG of the same view scaled to the pool's thumbnail width, or
             None.
         elapsed: wall-clock seconds of the whole visit.
@@ -294,6 +294,20 @@ _LINKS = """() => self.__webark ? [self.__webark.links(), self.__webark.opened()
     : [Array.from(document.querySelectorAll("a[href], area[href]"), a => String(a.href)), []]"""
 
 
+async def _read(page: Any, errors: list[str]) -> tuple[list[str], list[str], str]:
+    """The links and ``window.open`` targets of every frame, and the title."""
+    links: list[str] = []
+    opened: list[str] = []
+    for frame in list(page.frames):
+        got = await _bounded(frame.evaluate(_LINKS), STEP_TIMEOUT,
+                             f"outlinks of {frame.url}", errors)  # fmt: skip
+        if got:
+            links.extend(got[0])
+            opened.extend(got[1])
+    title = await _bounded(page.title(), STEP_TIMEOUT, "title", errors)
+    return links, opened, title or ""
+
+
 async def visit_page(
     browser: Any,
     url: str,
@@ -361,28 +375,24 @@ async def visit_page(
         if fulfil is not None:
             with contextlib.suppress(PlaywrightError):
                 await page.unroute("**/*", serve_document)
-        png, jpeg = await _screenshots(page, s, errors)
+        png = jpeg = None
         finished = False
-        if loaded:
-            deadline = start + load_timeout + behavior_timeout
-            finished = await _behave(page, s, min(behavior_timeout, deadline - time.monotonic()))
-            if not finished:
-                errors.append(f"behaviors: stopped at the time limit ({behavior_timeout:.1f} s)")
-            await traffic.quiet(s.idle_timeout)
-        links: list[str] = []
-        opened: list[str] = []
-        for frame in list(page.frames):
-            got = await _bounded(frame.evaluate(_LINKS), STEP_TIMEOUT,
-                                 f"outlinks of {frame.url}", errors)  # fmt: skip
-            if got:
-                links.extend(got[0])
-                opened.extend(got[1])
-        title = await _bounded(page.title(), STEP_TIMEOUT, "title", errors)
+        links: tuple[list[str], list[str], str] = ([], [], "")
+        # without a response Chromium shows an error page of its own: nothing to read
+        if main_status:
+            png, jpeg = await _screenshots(page, s, errors)
+            if loaded:
+                finished = await _behave(page, s, behavior_timeout)
+                if not finished:
+                    errors.append(f"behaviors: stopped at the time limit "
+                                  f"({behavior_timeout:.1f} s)")  # fmt: skip
+                await traffic.quiet(s.idle_timeout)
+            links = await _read(page, errors)
         if not browser.is_connected():
             raise PlaywrightError("the browser is gone")
         return PageVisit(
             url=url, final_url=page.url, status=main_status[-1] if main_status else None,
-            title=title or "", outlinks=_unique(links), window_open=_unique(opened),
+            title=links[2], outlinks=_unique(links[0]), window_open=_unique(links[1]),
             requests=traffic.counts(), screenshot_png=png, thumbnail_jpeg=jpeg,
             elapsed=time.monotonic() - start, behavior_finished=finished,
             errors=tuple(errors),
