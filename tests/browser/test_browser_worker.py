@@ -83,7 +83,8 @@ EXTRA = {
     "/hang.html": (200, HTML, HANG_PAGE),
     "/moved": (301, (("Location", "/js-page/2.html"), *HTML), b"moved"),
     "/throws.html": (200, HTML, b"<!doctype html><title>throws</title>"
-                     b"<script>throw new Error('boom ' + 6 * 7)</script>"),
+                     b"<script>throw new Error('boom ' + 6 * 7)</script>"
+                     b'<img src="http://www.example.com/outside.png">'),
 }
 
 
@@ -212,6 +213,9 @@ def test_every_request_went_through_the_proxy_and_none_left_loopback(run: Run) -
         if urlsplit(url).hostname != "127.0.0.1":
             # anything else Chromium asked for was refused unresolved (-6): never left
             assert ln.split()[1] == "-6", ln
+    # an embed on another host went to the proxy too, which did not even resolve it
+    (outside,) = [ln for ln in run.lines if "www.example.com" in ln]
+    assert outside.split()[1:4:2] == ["-6", "http://www.example.com/outside.png"], outside
     for name, v in run.visits.items():
         r = v.requests
         assert r.total >= r.proxied + r.fulfilled + r.failed, name
@@ -361,3 +365,4 @@ def test_a_browser_that_is_gone_is_an_error_not_a_result(tmp_path: Path) -> None
     # helper processes come and go between the two readings
     assert isinstance(used, ProcessUsage) and 3 <= used.processes <= len(pids) + 2
     assert used.cpu_seconds > 0 and used.rss_bytes > 50_000_000
+    assert 10_000_000 < used.pss_bytes < used.rss_bytes  # shared pages counted once

@@ -60,27 +60,47 @@ class ProcessUsage:
     """CPU time and memory of a set of processes at one moment.
 
     Attributes:
-        cpu_seconds: user + system CPU time of the processes (``utime + stime``), s.
+        cpu_seconds: user + system CPU time of the processes and of their children
+            that have ended and been waited for (``utime + stime + cutime +
+            cstime``), s: the renderer of a closed page is counted in its parent.
         rss_bytes: sum of their resident set sizes, bytes (shared pages counted in
             each process, so an upper bound of the memory they use together).
         processes: how many were found.
+        pss_bytes: sum of their proportional set sizes (``smaps_rollup`` ``Pss``:
+            each shared page divided among its sharers), bytes: what they use together;
+            0 where the kernel does not tell.
     """
 
     cpu_seconds: float
     rss_bytes: int
     processes: int
+    pss_bytes: int = 0
 
 
 def usage(pids: Iterable[int]) -> ProcessUsage:
     """:class:`ProcessUsage` of ``pids`` (those already gone are left out)."""
     cpu = 0.0
-    rss = n = 0
+    rss = pss = n = 0
     for pid in pids:
         fields = _stat(pid)
         if fields is None:
             continue
-        # stat fields 14 utime, 15 stime (ticks), 24 rss (pages); here shifted by 3
-        cpu += (int(fields[11]) + int(fields[12])) / _TICKS
+        # stat fields 14-17 utime, stime, cutime, cstime (ticks), 24 rss (pages);
+        # here shifted by 3
+        cpu += sum(int(f) for f in fields[11:15]) / _TICKS
         rss += int(fields[21]) * _PAGE
+        pss += _pss(pid)
         n += 1
-    return ProcessUsage(cpu, rss, n)
+    return ProcessUsage(cpu, rss, n, pss)
+
+
+def _pss(pid: int) -> int:
+    """``Pss`` of ``/proc/PID/smaps_rollup`` in bytes (0 when unreadable)."""
+    try:
+        with open(_PROC / str(pid) / "smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
