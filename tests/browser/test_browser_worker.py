@@ -33,6 +33,7 @@ from sites import HTML, Hit, Page, TestSite
 from system_packages import require
 from webark.core.errors import BrowserUnavailableError
 from webark.crawl.browser import (
+    BehaviorOptions,
     BrowserClosedError,
     BrowserPool,
     PageVisit,
@@ -81,6 +82,9 @@ HANG_PAGE = (b'<!doctype html><title>hangs</title><a href="/js-page/1.html">a</a
              b'<img src="/hang.png">')
 EXTRA = {
     "/hang.html": (200, HTML, HANG_PAGE),
+    "/leaves.html": (200, HTML, b"<!doctype html><title>leaves</title><script>"
+                     b"addEventListener('load', () => setTimeout(() => "
+                     b"{ location.href = '/js-' + 'page/3.html'; }, 200));</script>"),
     "/moved": (301, (("Location", "/js-page/2.html"), *HTML), b"moved"),
     "/throws.html": (200, HTML, b"<!doctype html><title>throws</title>"
                      b"<script>throw new Error('boom ' + 6 * 7)</script>"
@@ -150,6 +154,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             hang_elapsed.append(time.monotonic() - started)
             visits["/moved"] = await go("/moved")
             visits["/throws.html"] = await go("/throws.html")
+            visits["/leaves.html"] = await go("/leaves.html")
             visits["refused"] = await pool.visit(f"http://127.0.0.1:{closed_port()}/")
             visits["unsafe"] = await pool.visit("http://127.0.0.1:9/")  # discard: blocked
             slow = await asyncio.gather(*(go(p, behavior_timeout=5) for p in SLOW_PAGES))
@@ -286,6 +291,9 @@ def test_redirects_page_errors_and_failed_fetches_are_results(run: Run) -> None:
     throws = run.visits["/throws.html"]
     assert throws.status == 200 and throws.title == "throws"
     assert "pageerror: boom 42" in throws.errors, throws.errors
+    leaves = run.visits["/leaves.html"]  # its script's navigation: stopped, an outlink
+    assert leaves.final_url == run.origin + "/leaves.html" and leaves.status == 200
+    assert leaves.outlinks == (run.origin + "/js-page/3.html",) and leaves.title == "leaves"
     refused = run.visits["refused"]  # the proxy answers 502 for a refused connection
     assert refused.status == 502 and refused.outlinks == () and refused.errors == ()
     unsafe = run.visits["unsafe"]  # Chromium itself refuses the port: no response at all
@@ -366,3 +374,35 @@ def test_a_browser_that_is_gone_is_an_error_not_a_result(tmp_path: Path) -> None
     assert isinstance(used, ProcessUsage) and 3 <= used.processes <= len(pids) + 2
     assert used.cpu_seconds > 0 and used.rss_bytes > 50_000_000
     assert 10_000_000 < used.pss_bytes < used.rss_bytes  # shared pages counted once
+
+
+CLICK_PAGE = b"""<!doctype html><title>click</title><a id="c" href="#more">Load more</a>
+<div id="out"></div><script>
+document.getElementById("c").addEventListener("click", function () {
+  fetch("/api/" + "clicked").then(function (r) { return r.text(); })
+    .then(function (html) { document.getElementById("out").innerHTML = html; });
+});
+</script>"""
+
+
+def test_autoclick_is_opt_in_and_clicks_links_with_handlers(tmp_path: Path) -> None:
+    """browsertrix-behaviors' autoclick (off by default, as in Browsertrix) clicks a
+    same-origin link that has a click handler: what it loads is found only with it."""
+    require_browser()
+    pages = {**js_pages(), "/click.html": (200, HTML, CLICK_PAGE),
+             "/api/clicked": (200, HTML, b'<a href="/clicked/target.html">t</a>')}  # fmt: skip
+    site = TestSite(pages, handler=items_handler)
+
+    async def main(port: int) -> list[PageVisit]:
+        out = []
+        for options in (BehaviorOptions(), BehaviorOptions(autoclick=True)):
+            async with BrowserPool(f"127.0.0.1:{port}", size=1, behaviors=options) as pool:
+                out.append(await pool.visit(site.url("/click.html"), load_timeout=15))
+        return out
+
+    with site, proxy_process("--job", str(tmp_path / "job")) as (port, _):
+        default, clicking = asyncio.run(main(port))
+    target = site.url("/clicked/target.html")
+    assert default.outlinks == (site.url("/click.html"),)  # its own #more link
+    assert clicking.outlinks == (site.url("/click.html"), target), clicking
+    assert clicking.final_url == site.url("/click.html")  # went back after the click

@@ -121,8 +121,11 @@ class PageVisit:
             (no response, e.g. a navigation that failed or timed out before one).
         title: the document title ("" when none or unknown).
         outlinks: absolute ``http(s)`` URLs of ``a[href]`` and ``area[href]`` in all
-            frames (iframes included), read after the behaviors ran; fragments removed,
-            each once, in document order (main frame first).
+            frames (iframes included), read after the behaviors ran, then the targets
+            of navigations of the main frame that were stopped once the page had
+            loaded (the page is kept where it is while behaviors run: a link clicked
+            by autoclick, a script setting ``location``); fragments removed, each
+            once, in document order (main frame first).
         window_open: absolute URLs the page passed to ``window.open`` (no popup was
             opened), each once.
         requests: the page's requests (:class:`RequestCounts`).
@@ -267,6 +270,24 @@ async def _screenshots(page: Any, s: VisitSettings,
     return png, jpeg
 
 
+async def _stay(page: Any, left: list[str]) -> None:
+    """From now on the page stays: a navigation of its main frame to another document
+    (a link autoclick clicked, a script setting ``location``) is aborted and its URL
+    added to ``left`` (it is an outlink: the crawl visits it as a page of its own).
+    Same-document navigations (``#fragment``, ``history.pushState``) make no request
+    and are not affected. Browsertrix-crawler guards the same way against behaviors
+    leaving the page."""
+
+    async def guard(route: Any, request: Any) -> None:
+        if request.is_navigation_request() and request.frame == page.main_frame:
+            left.append(request.url)
+            await route.abort("aborted")
+        else:
+            await route.continue_()
+
+    await page.route("**/*", guard)
+
+
 async def _behave(page: Any, s: VisitSettings, budget: float) -> bool:
     """Run the behaviors within ``budget`` seconds; True when they all finished."""
     opts = s.behaviors
@@ -378,10 +399,12 @@ async def visit_page(
         png = jpeg = None
         finished = False
         links: tuple[list[str], list[str], str] = ([], [], "")
+        left: list[str] = []  # navigations stopped by _stay
         # without a response Chromium shows an error page of its own: nothing to read
         if main_status:
             png, jpeg = await _screenshots(page, s, errors)
             if loaded:
+                await _stay(page, left)
                 finished = await _behave(page, s, behavior_timeout)
                 if not finished:
                     errors.append(f"behaviors: stopped at the time limit "
@@ -392,7 +415,8 @@ async def visit_page(
             raise PlaywrightError("the browser is gone")
         return PageVisit(
             url=url, final_url=page.url, status=main_status[-1] if main_status else None,
-            title=links[2], outlinks=_unique(links[0]), window_open=_unique(links[1]),
+            title=links[2], outlinks=_unique(links[0] + left),
+            window_open=_unique(links[1]),
             requests=traffic.counts(), screenshot_png=png, thumbnail_jpeg=jpeg,
             elapsed=time.monotonic() - start, behavior_finished=finished,
             errors=tuple(errors),
