@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 
 from index_stores import StoreChoice
 from screenshot_site import (
+    AGAIN,
     FOREIGN,
     OVERLAP,
     PAGE,
@@ -88,6 +89,16 @@ def test_the_link_follows_warc_concurrent_to_not_the_nearest_time(client: TestCl
         shot = banner(client, ts14(when), OVERLAP)["screenshot"]
         assert shot["href"] == shot_url("view", ts14(shot_ts), OVERLAP), (when, shot)
         assert client.get(shot["href"]).content == png
+
+
+def test_a_revisit_s_screenshot(client: TestClient) -> None:
+    """A revisit capture links to the screenshot whose WARC-Concurrent-To is the
+    revisit record; its original (an hour before) has none."""
+    later = T1 + timedelta(hours=1)
+    shot = banner(client, ts14(later), AGAIN)["screenshot"]
+    assert shot["href"] == shot_url("view", ts14(later + SHOT_DELAY), AGAIN)
+    assert client.get(shot["href"]).content == images().view_2
+    assert banner(client, ts14(T1), AGAIN)["screenshot"] is None
 
 
 def test_banner_link_of_a_redirected_timestamp(client: TestClient) -> None:
