@@ -215,3 +215,12 @@ def test_a_page_s_access_rule_covers_its_screenshots(ruled: TestClient) -> None:
     assert banner(ruled, ts14(T1), PLAIN)["screenshot"] is None
     r = ruled.get("/shots/*/http://shots.test/*")
     assert _thumbs(r.text) == []  # the article is blocked: its thumbnail is not shown
+
+
+def test_prefix_list_shows_the_thumbnail(client: TestClient) -> None:
+    """A prefix list whose only URL is the article: the thumbnail scan spans that one
+    URL's thumbnail keys and finds its latest."""
+    r = client.get("/shots/*/http://shots.test/art*")
+    assert r.status_code == 200 and r.text.count("<tr><td>") == 1
+    want = shot_url("thumbnail", ts14(T2 + SHOT_DELAY), PAGE).replace("&", "&amp;")
+    assert _thumbs(r.text) == [want]
