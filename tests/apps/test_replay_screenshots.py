@@ -224,3 +224,10 @@ def test_prefix_list_shows_the_thumbnail(client: TestClient) -> None:
     assert r.status_code == 200 and r.text.count("<tr><td>") == 1
     want = shot_url("thumbnail", ts14(T2 + SHOT_DELAY), PAGE).replace("&", "&amp;")
     assert _thumbs(r.text) == [want]
+
+
+def test_collection_page_lists_pages_not_screenshots(client: TestClient) -> None:
+    r = client.get("/shots/")
+    listed = re.findall(r'<li><a href="/shots/\*/([^"]+)"', r.text)
+    assert "http://shots.test/plain.html" in listed and len(listed) == 6, listed
+    assert not [u for u in listed if u.startswith("urn:")]

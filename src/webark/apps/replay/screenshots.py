@@ -57,6 +57,15 @@ WINDOW = 60.0
 CANDIDATES = 8
 
 
+#: The whole index but the screenshots' keys (``urn:thumbnail:…``, ``urn:view:…``):
+#: for listings of a collection's URLs, where a screenshot is not a page to show.
+WITHOUT_SCREENSHOTS = (
+    KeyRange("", THUMBNAIL),
+    KeyRange(THUMBNAIL[:-1] + ";", VIEW),
+    KeyRange(VIEW[:-1] + ";", None),
+)
+
+
 def screenshot_uri(page_url: str, prefix: str = VIEW) -> str:
     """``{prefix}{page_url}``: the ``WARC-Target-URI`` of the screenshot (``VIEW``)
     or thumbnail (``THUMBNAIL``) of ``page_url``."""
@@ -290,6 +299,7 @@ __all__ = [
     "THUMBNAIL",
     "VIEW",
     "WINDOW",
+    "WITHOUT_SCREENSHOTS",
     "Screenshot",
     "screenshot_of",
     "screenshot_uri",
