@@ -2,12 +2,13 @@
 """bench/replay_thumbnails.py — the cost of the thumbnails in the capture lists (issue
 13): the capture calendar of one URL with 1,000 captures and the URL list of a host
 with 1,000 URLs, every capture with a ``urn:thumbnail:`` record, served by this
-checkout and by webark as of git ``--baseline`` (default ``main``: no thumbnails), side
-by side in one run.
+checkout and by webark as of git ``--baseline`` (default: the commit before the one
+that added ``src/webark/apps/replay/screenshots.py``, i.e. without thumbnails), side by
+side in one run.
 
     .venv/bin/python bench/replay_thumbnails.py                   # 1,000 captures, 20 rounds
     .venv/bin/python bench/replay_thumbnails.py --captures 10000 --rounds 5
-    .venv/bin/python bench/replay_thumbnails.py --baseline HEAD~3
+    .venv/bin/python bench/replay_thumbnails.py --baseline 67aa1e3
 
 **Data.** One WARC written with webark's ``WarcWriter``: ``--captures`` captures of
 ``http://bench.test/page?id=1`` one minute apart, and one capture of each of
@@ -99,6 +100,18 @@ def build(work: Path, n: int) -> Path:
     return colls
 
 
+def before_thumbnails() -> str:
+    """The commit before the one that added ``screenshots.py`` (the default baseline)."""
+    added = subprocess.run(
+        ["git", "-C", str(ROOT), "log", "--diff-filter=A", "--format=%H", "--",
+         "src/webark/apps/replay/screenshots.py"],
+        check=True, capture_output=True, text=True,
+    ).stdout.split()  # fmt: skip
+    if not added:
+        raise SystemExit("no commit adds src/webark/apps/replay/screenshots.py: give --baseline")
+    return added[-1] + "^"
+
+
 def export_src(ref: str, dest: Path) -> Path:
     """``src/`` of git ``ref`` exported into ``dest``; the ``src`` path."""
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], check=True,
@@ -123,8 +136,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--captures", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--baseline", default="main", metavar="REF")
+    ap.add_argument("--baseline", default=None, metavar="REF",
+                    help="git ref to compare with (default: before the thumbnails)")
     args = ap.parse_args()
+    args.baseline = args.baseline or before_thumbnails()
     work = cache_dir() / "thumbnails"
     work.mkdir(parents=True, exist_ok=True)
     colls = build(work, args.captures)
@@ -132,7 +147,7 @@ def main() -> None:
         base = measure(export_src(args.baseline, Path(tmp)), colls, args.rounds)
     mine = measure(ROOT / "src", colls, args.rounds)
     print(f"{args.captures} captures, median of {args.rounds} GETs (wall s)")
-    print(f"{'page':<44} {'webark@' + args.baseline:>14} {'this checkout':>14} {'x base':>7}"
+    print(f"{'page':<44} {'webark@' + args.baseline[:9]:>14} {'this checkout':>14} {'x base':>7}"
           f" {'thumbs':>7}")  # fmt: skip
     for p in mine:
         b, m = base[p]["median_s"], mine[p]["median_s"]

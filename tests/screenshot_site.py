@@ -16,6 +16,8 @@ Browsertrix's URI scheme):
 * ``OVERLAP``: two captures 10 s apart whose screenshots came in the other order
   (``T1`` + 12 s for the first, ``T1`` + 11 s for the second, as with two browser
   pages loading at once): the nearest screenshot in time is the other capture's;
+* ``AGAIN``: a page captured at ``T1`` and again an hour later as a revisit (same
+  payload), the revisit with a screenshot linked to the revisit record;
 * ``PLAIN``: a page without screenshots;
 * ``UNLINKED``: a page whose screenshot has no ``WARC-Concurrent-To`` (found by time);
 * ``FOREIGN``: a page whose only screenshot names another record (never its own).
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from system_packages import require
+from webark.warc.builders import Original
 from webark.warc.record import WarcRecord
 from webark.warc.writer import WarcWriter
 
@@ -39,6 +42,7 @@ PLAIN = "http://shots.test/plain.html"
 UNLINKED = "http://shots.test/unlinked.html"
 FOREIGN = "http://shots.test/foreign.html"
 OVERLAP = "http://shots.test/overlap?b=2&a=1"
+AGAIN = "http://shots.test/again.html"
 T1 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 T2 = T1 + timedelta(seconds=20)
 SHOT_DELAY = timedelta(seconds=2)
@@ -139,10 +143,16 @@ def _html(title: str) -> bytes:
     return head.encode() + raw
 
 
-def _page(w: WarcWriter, url: str, when: datetime, title: str) -> WarcRecord:
+def _page(w: WarcWriter, url: str, when: datetime, title: str,
+          original: WarcRecord | None = None) -> WarcRecord:  # fmt: skip
+    """The response (a revisit of ``original`` when given) and request of ``url``."""
     path = url.split("shots.test", 1)[1]
     req = f"GET {path} HTTP/1.1\r\nHost: shots.test\r\n\r\n".encode()
-    return w.write(*w.builder.exchange(url, _html(title), req, date=when))[0]
+    ref = None
+    if original is not None:
+        ref = Original(url, original.headers.get("WARC-Date") or "", original.record_id,
+                       original.headers.get("WARC-Payload-Digest"))  # fmt: skip
+    return w.write(*w.builder.exchange(url, _html(title), req, date=when, original=ref))[0]
 
 
 def _shot(w: WarcWriter, kind: str, url: str, data: bytes, when: datetime,
@@ -169,6 +179,11 @@ def write_screenshot_warc(out: Path, browser: Any | None = None) -> Path:
               [second.record_id or ""])  # fmt: skip
         _shot(w, "view", OVERLAP, img.view_1, T1 + timedelta(seconds=12),
               [first.record_id or ""])  # fmt: skip
+        again = _page(w, AGAIN, T1, "Again")
+        revisit = _page(w, AGAIN, T1 + timedelta(hours=1), "Again", again)
+        assert revisit.type == "revisit"
+        _shot(w, "view", AGAIN, img.view_2, T1 + timedelta(hours=1) + SHOT_DELAY,
+              [revisit.record_id or ""])  # fmt: skip
         _page(w, PLAIN, T1, "Plain")
         _page(w, UNLINKED, T1, "Unlinked")
         _shot(w, "view", UNLINKED, img.view_1, T1 + SHOT_DELAY, [])

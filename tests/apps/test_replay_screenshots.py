@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 
 from index_stores import StoreChoice
 from screenshot_site import (
+    AGAIN,
     FOREIGN,
     OVERLAP,
     PAGE,
@@ -88,6 +89,16 @@ def test_the_link_follows_warc_concurrent_to_not_the_nearest_time(client: TestCl
         shot = banner(client, ts14(when), OVERLAP)["screenshot"]
         assert shot["href"] == shot_url("view", ts14(shot_ts), OVERLAP), (when, shot)
         assert client.get(shot["href"]).content == png
+
+
+def test_a_revisit_s_screenshot(client: TestClient) -> None:
+    """A revisit capture links to the screenshot whose WARC-Concurrent-To is the
+    revisit record; its original (an hour before) has none."""
+    later = T1 + timedelta(hours=1)
+    shot = banner(client, ts14(later), AGAIN)["screenshot"]
+    assert shot["href"] == shot_url("view", ts14(later + SHOT_DELAY), AGAIN)
+    assert client.get(shot["href"]).content == images().view_2
+    assert banner(client, ts14(T1), AGAIN)["screenshot"] is None
 
 
 def test_banner_link_of_a_redirected_timestamp(client: TestClient) -> None:
@@ -204,3 +215,19 @@ def test_a_page_s_access_rule_covers_its_screenshots(ruled: TestClient) -> None:
     assert banner(ruled, ts14(T1), PLAIN)["screenshot"] is None
     r = ruled.get("/shots/*/http://shots.test/*")
     assert _thumbs(r.text) == []  # the article is blocked: its thumbnail is not shown
+
+
+def test_prefix_list_shows_the_thumbnail(client: TestClient) -> None:
+    """A prefix list whose only URL is the article: the thumbnail scan spans that one
+    URL's thumbnail keys and finds its latest."""
+    r = client.get("/shots/*/http://shots.test/art*")
+    assert r.status_code == 200 and r.text.count("<tr><td>") == 1
+    want = shot_url("thumbnail", ts14(T2 + SHOT_DELAY), PAGE).replace("&", "&amp;")
+    assert _thumbs(r.text) == [want]
+
+
+def test_collection_page_lists_pages_not_screenshots(client: TestClient) -> None:
+    r = client.get("/shots/")
+    listed = re.findall(r'<li><a href="/shots/\*/([^"]+)"', r.text)
+    assert "http://shots.test/plain.html" in listed and len(listed) == 6, listed
+    assert not [u for u in listed if u.startswith("urn:")]

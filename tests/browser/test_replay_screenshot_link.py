@@ -48,6 +48,17 @@ def test_click_the_banner_s_screenshot_link(served: str, browser: Any, when: Any
         href = link.get_attribute("href")
         # absolute: the client script would take a relative one for a page link (before)
         assert href == f"{base}shots/{ts14(when + SHOT_DELAY)}id_/urn:view:{PAGE}"
+        # hovering shows the screenshot itself as a preview (fetched on hover only)
+        assert page.locator(f"{BANNER_HOST} img.preview").count() == 0
+        link.hover()
+        preview = page.locator(f"{BANNER_HOST} img.preview")
+        preview.wait_for(state="visible")
+        page.wait_for_function(
+            "() => { const h = document.getElementById('__webark_banner_host');"
+            " const i = h.shadowRoot.querySelector('img.preview');"
+            " return i && i.complete && i.naturalWidth > 0; }")  # fmt: skip
+        got = preview.evaluate("i => [i.naturalWidth, i.naturalHeight]")
+        assert tuple(got) == size
         with page.expect_navigation(wait_until="load") as nav:
             link.click()
         shown = nav.value

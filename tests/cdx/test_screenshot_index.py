@@ -33,7 +33,7 @@ def test_cdxj_is_cdxj_indexer_s(warc: Path) -> None:
     ours = index_text(warc, "cdxj", IndexOptions(compat="cdxj-indexer"))
     assert ours == peer
     shots = [x for x in ours.splitlines() if x.startswith("urn:")]
-    assert len(shots) == 2 * 2 + 2 + 2  # PAGE twice (view + thumbnail), 2 overlap, 2 more
+    assert len(shots) == 2 * 2 + 2 + 3  # PAGE twice (view + thumbnail), 2 overlap, 3 more
     overlap = [x.split(" ", 2) for x in shots if f"urn:view:{OVERLAP}" in x]
     # the whole URN is the key, lowercased, query sorted; no HTTP status
     assert [k for k, _, _ in overlap] == ["urn:view:http://shots.test/overlap?a=1&b=2"] * 2

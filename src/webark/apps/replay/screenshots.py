@@ -25,7 +25,8 @@ Which screenshot belongs to a capture:
 * the lists (:func:`thumbnails_for_rows`, :func:`thumbnails_for_urls`: up to thousands
   of rows, where one WARC read per row would make the page slow): time only, the
   ``urn:thumbnail:`` line nearest to each capture within :data:`WINDOW` seconds, all
-  found by one index scan per page (calendar) or per origin listed (URL lists).
+  found by one index scan per page (calendar) or per origin listed (URL lists), over
+  the listed rows' time span or keys only.
 """
 
 from __future__ import annotations
@@ -54,6 +55,15 @@ log = logging.getLogger(__name__)
 WINDOW = 60.0
 #: ``urn:view:`` records read at most to find a capture's own screenshot.
 CANDIDATES = 8
+
+
+#: The whole index but the screenshots' keys (``urn:thumbnail:…``, ``urn:view:…``):
+#: for listings of a collection's URLs, where a screenshot is not a page to show.
+WITHOUT_SCREENSHOTS = (
+    KeyRange("", THUMBNAIL),
+    KeyRange(THUMBNAIL[:-1] + ";", VIEW),
+    KeyRange(VIEW[:-1] + ";", None),
+)
 
 
 def screenshot_uri(page_url: str, prefix: str = VIEW) -> str:
@@ -213,35 +223,29 @@ def thumbnails_for_rows(ctx: ReplayContext, url: str, timestamps: Sequence[str],
     return out
 
 
-def _shared_start(a: str, b: str) -> str:
-    """The longest string both ``a`` and ``b`` start with (character by character)."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return a[:n]
-
-
-def _scan_prefixes(urls: Iterable[str]) -> list[str]:
-    """Per ``scheme://host/`` of ``urls`` (first-seen order), the longest folder all
-    its URLs there are in (``http://a.org/docs/`` for a prefix list of
-    ``http://a.org/docs/*``, ``http://a.org/`` for a host's): where their thumbnails'
-    URIs can be."""
-    common: dict[str, str] = {}
+def _scan_ranges(urls: Iterable[str]) -> list[KeyRange]:
+    """The key ranges of the thumbnails of ``urls`` (CDX order): per
+    ``scheme://host`` (first-seen order), from the thumbnail key of its first listed
+    URL to that of its last. Within one origin a URN key orders its path and query as
+    the page's SURT key does (both canonical, lowercased, query sorted), so the range
+    holds the thumbnails of the listed URLs and of none past the list: a 1,000-row
+    page of a 10,000-URL host reads about 1,000 thumbnail lines, not 10,000."""
+    bounds: dict[str, tuple[str, str]] = {}
     for u in urls:
         p = urlsplit(u)
         if not (p.scheme and p.netloc):
             continue
-        origin = f"{p.scheme}://{p.netloc}/"
-        path = u[len(origin) :] if u.lower().startswith(origin.lower()) else ""
-        folder = path.split("?", 1)[0].split("#", 1)[0]
-        folder = folder[: folder.rfind("/") + 1]
-        have = common.get(origin)
-        common[origin] = folder if have is None else _shared_start(have, folder)
-    out: list[str] = []
-    for origin, folder in common.items():
-        out.append(origin + folder[: folder.rfind("/") + 1])
+        origin = f"{p.scheme.lower()}://{p.netloc.lower()}"
+        first = bounds.get(origin, (u, u))[0]
+        bounds[origin] = (first, u)
+    out: list[KeyRange] = []
+    for first, last in bounds.values():
+        try:
+            start = exact_key(screenshot_uri(first, THUMBNAIL))
+            end = exact_key(screenshot_uri(last, THUMBNAIL))
+        except ValueError:
+            continue
+        out.append(KeyRange(min(start, end), max(start, end) + "!"))
     return out
 
 
@@ -250,12 +254,11 @@ def thumbnails_for_urls(ctx: ReplayContext, rows: Sequence[tuple[str, str, str]]
     """For a URL list: ``{page key: id_ URL of the thumbnail}`` of each row
     ``(page key, original URL, timestamp)`` (the capture whose thumbnail is shown,
     e.g. the URL's latest) that has one within :data:`WINDOW` seconds (time only).
-    One prefix scan of ``urn:thumbnail:{scheme}://{host}/{folder}`` per origin of the
-    listed URLs (``folder``: the one all its listed URLs are in; a host or prefix list:
-    one or two scans, http and https); a thumbnail is matched to
-    a row by the page URL it names, else by CDX key (``urn:`` keys are the lowercased
-    URN, query sorted: ``exact_key`` of the row's thumbnail URI); ``prefix``:
-    ``/coll/``.
+    One scan per origin of the listed URLs, over their thumbnails' keys only
+    (:func:`_scan_ranges`; a host or prefix list: one or two scans, http and https);
+    a thumbnail is matched to a row by the page URL it names, else by CDX key
+    (``urn:`` keys are the lowercased URN, query sorted: ``exact_key`` of the row's
+    thumbnail URI); ``prefix``: ``/coll/``.
 
     Raises:
         IndexUnavailable: the index cannot be read.
@@ -264,11 +267,7 @@ def thumbnails_for_urls(ctx: ReplayContext, rows: Sequence[tuple[str, str, str]]
         return {}
     by_url: dict[str, _Nearest] = {}  # the page URL as the thumbnail names it
     found: list[tuple[CdxLine, float | None]] = []
-    for start in _scan_prefixes(u for _, u, _ in rows):
-        try:
-            rng = key_range(screenshot_uri(start, THUMBNAIL), "prefix")
-        except ValueError:
-            continue
+    for rng in _scan_ranges(u for _, u, _ in rows):
         for line in _thumbnail_lines(ctx, rng):
             secs = _seconds(line.timestamp)
             found.append((line, secs))
@@ -300,6 +299,7 @@ __all__ = [
     "THUMBNAIL",
     "VIEW",
     "WINDOW",
+    "WITHOUT_SCREENSHOTS",
     "Screenshot",
     "screenshot_of",
     "screenshot_uri",

@@ -32,12 +32,16 @@ from webark.apps.replay.paths import (
     coll_prefix,
     fix_url,
 )
-from webark.apps.replay.screenshots import thumbnails_for_rows, thumbnails_for_urls
+from webark.apps.replay.screenshots import (
+    WITHOUT_SCREENSHOTS,
+    thumbnails_for_rows,
+    thumbnails_for_urls,
+)
 from webark.apps.replay.select import Blocked, Missing, select_capture
 from webark.apps.replay.sources import ReplayCollections, ReplayContext
 from webark.cdx.line import CdxLine
 from webark.index.capture_select import captures, closest, is_replayable
-from webark.index.source import KeyRange, resolve_match
+from webark.index.source import resolve_match
 from webark.warc.payload import DecodedTooLarge, decode_content
 
 #: Rows of a capture list, URLs of a URL list, similar URLs on a 404 page.
@@ -74,7 +78,8 @@ class PageViews:
     async def collection_page(
         self, request: Request, ctx: ReplayContext, raw_path: str
     ) -> Response:
-        """``/{coll}/``: search form and the first URLs of the collection;
+        """``/{coll}/``: search form and the first URLs of the collection (not the
+        ``urn:view:`` / ``urn:thumbnail:`` screenshots: they are not pages);
         ``/{coll}`` redirects there, ``/{coll}/?url=…`` searches."""
         if not raw_path.endswith("/"):
             return RedirectResponse(coll_prefix("/", ctx.name), 301)
@@ -83,7 +88,10 @@ class PageViews:
             return RedirectResponse(f"{APP_PREFIX}search?{urlencode(items)}", 303)
 
         def first_urls() -> list[Any]:
-            lines = (x for x in ctx.source.scan(KeyRange("", None)) if is_replayable(x))
+            # the keys of screenshots skipped, not filtered: a browser crawl has as many
+            # screenshot lines as pages, and the list stops after 50 URLs
+            lines = (x for rng in WITHOUT_SCREENSHOTS for x in ctx.source.scan(rng)
+                     if is_replayable(x))  # fmt: skip
             rows, _ = build_url_list(
                 (x for x in lines if not ctx.access.excluded(x)), max_urls=50
             )

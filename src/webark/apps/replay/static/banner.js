@@ -3,7 +3,8 @@
  * style resets everything (`all: initial`, !important), so the page's CSS cannot restyle
  * or hide it, and it is position:fixed, so it takes no room in the page's layout.
  * Data: window.__webark_banner = {date, captures, prev: {href, date} | null, next: ...,
- * screenshot: {href, date} | null} (screenshot: the capture's urn:view: PNG, raw). */
+ * screenshot: {href, date} | null} (screenshot: the capture's urn:view: PNG, raw; a
+ * "screenshot" link, the image itself shown as a preview on hover). */
 (function () {
   "use strict";
   var data = window.__webark_banner;
@@ -43,6 +44,10 @@
       '.date { color: #fff; font-variant-numeric: tabular-nums; }' +
       'button { all: unset; cursor: pointer; color: #c8d2dc; padding: 0 2px; }' +
       '.hidden .more { display: none; }' +
+      '.shotbox { position: relative; } .preview { display: none; position: absolute; right: 0;' +
+      ' top: calc(100% + 8px); width: 320px; height: auto; background: #fff;' +
+      ' border: 2px solid #23313f; border-radius: 4px; box-shadow: 0 2px 8px rgba(0,0,0,.4); }' +
+      '.shotbox:hover .preview { display: block; }' +
       '</style>' +
       '<div class="tab" role="navigation" aria-label="webark archive">' +
       '<span class="brand">webark</span>' +
@@ -50,12 +55,24 @@
       '<span class="more">' + link(data.prev, "&#8249; prev", "prev") + '</span>' +
       '<span class="more">' + link(data.next, "next &#8250;", "next") + '</span>' +
       '<span class="more"><a class="all" href="' + esc(data.captures) + '">all captures</a></span>' +
-      (data.screenshot ? '<span class="more"><a class="shot" href="' + esc(absolute(data.screenshot.href)) +
+      (data.screenshot ? '<span class="more shotbox"><a class="shot" href="' + esc(absolute(data.screenshot.href)) +
         '" title="screenshot taken when the page was captured (' + esc(data.screenshot.date) +
         ')">screenshot</a></span>' : '') +
       '<button type="button" class="toggle" title="hide / show">&#215;</button>' +
       '</div>';
     var tab = root.querySelector(".tab");
+    var shot = root.querySelector("a.shot");
+    if (shot) {
+      /* the screenshot itself as a preview, fetched on the first hover only */
+      shot.parentNode.addEventListener("mouseenter", function () {
+        if (shot.parentNode.querySelector(".preview")) { return; }
+        var img = document.createElement("img");
+        img.className = "preview";
+        img.alt = "screenshot of this capture";
+        img.src = shot.href;
+        shot.parentNode.appendChild(img);
+      });
+    }
     root.querySelector(".toggle").addEventListener("click", function () {
       tab.classList.toggle("hidden");
     });
