@@ -400,11 +400,12 @@ async def visit_page(
         finished = False
         links: tuple[list[str], list[str], str] = ([], [], "")
         left: list[str] = []  # navigations stopped by _stay
+        if loaded and main_status:  # at once: a script may leave soon after "load"
+            await _stay(page, left)
         # without a response Chromium shows an error page of its own: nothing to read
         if main_status:
             png, jpeg = await _screenshots(page, s, errors)
             if loaded:
-                await _stay(page, left)
                 finished = await _behave(page, s, behavior_timeout)
                 if not finished:
                     errors.append(f"behaviors: stopped at the time limit "
