@@ -4,7 +4,9 @@ out (:class:`PageVisit`), and the steps in between (:func:`visit_page`).
 The steps, in the order of Brozzler's ``browse_page`` and Browsertrix-crawler's page
 loop: a fresh BrowserContext (no cookies, cache or service workers shared with other
 pages); per-page request headers (``extra_headers``, e.g. a ``Warcprox-Meta``, as
-Brozzler sends with ``Network.setExtraHTTPHeaders``); navigation until ``load``
+Brozzler sends with ``Network.setExtraHTTPHeaders``); one route that serves the
+prefetched document, if any, and keeps the page from navigating away after its first
+navigation (:func:`_keep_page`); navigation until ``load``
 (bounded by ``load_timeout``); the viewport screenshot and its thumbnail (taken at
 load, before behaviors, as Brozzler and Browsertrix do: the page as a visitor first
 sees it); the behaviors (webark's expand, then ``browsertrix-behaviors`` ``run()`` in
@@ -25,6 +27,8 @@ from typing import Any, TypeVar
 from urllib.parse import urldefrag
 
 from webark.warc.payload import decode_content
+
+from .behaviors import BehaviorOptions
 
 __all__ = ["PageVisit", "PrefetchedDocument", "RequestCounts", "Viewport", "visit_page"]
 
@@ -240,7 +244,7 @@ class VisitSettings:
 
     viewport: Viewport
     init_script: str
-    behaviors: Any  # BehaviorOptions (kept loose: no import cycle)
+    behaviors: BehaviorOptions
     thumbnail_width: int
     idle_timeout: float
     user_agent: str | None
