@@ -82,9 +82,10 @@ HANG_PAGE = (b'<!doctype html><title>hangs</title><a href="/js-page/1.html">a</a
              b'<img src="/hang.png">')
 EXTRA = {
     "/hang.html": (200, HTML, HANG_PAGE),
+    # leaves at once when loaded: a guard set up after `load` was seen came too late
     "/leaves.html": (200, HTML, b"<!doctype html><title>leaves</title><script>"
-                     b"addEventListener('load', () => setTimeout(() => "
-                     b"{ location.href = '/js-' + 'page/3.html'; }, 200));</script>"),
+                     b"addEventListener('load', () => "
+                     b"{ location.href = '/js-' + 'page/3.html'; });</script>"),
     "/moved": (301, (("Location", "/js-page/2.html"), *HTML), b"moved"),
     "/throws.html": (200, HTML, b"<!doctype html><title>throws</title>"
                      b"<script>throw new Error('boom ' + 6 * 7)</script>"

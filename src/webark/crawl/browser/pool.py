@@ -45,15 +45,12 @@ QUIET_ARGS = (
     "--no-first-run",
     "--disable-quic",
 )
-#: Flags of every launch of the pool: :data:`QUIET_ARGS`, media that plays without a
-#: gesture (the autoplay behavior), muted, and no HTTPS-Upgrades (the crawl asked for
-#: the http: URL; Chromium would otherwise try https: first).
-CHROMIUM_ARGS = (
-    *QUIET_ARGS,
-    "--mute-audio",
-    "--autoplay-policy=no-user-gesture-required",
-    "--disable-features=HttpsUpgrades",
-)
+#: Flags of every launch of the pool: :data:`QUIET_ARGS`, and media that plays without a
+#: gesture (the autoplay behavior). Playwright's own switches come first: headless,
+#: muted, and ``--disable-features`` with HttpsUpgrades among them, which keeps an
+#: ``http:`` URL on http (no second ``--disable-features`` here: Chromium would take
+#: only the last one).
+CHROMIUM_ARGS = (*QUIET_ARGS, "--autoplay-policy=no-user-gesture-required")
 
 
 DEFAULT_VIEWPORT = Viewport()

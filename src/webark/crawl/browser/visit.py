@@ -4,7 +4,9 @@ out (:class:`PageVisit`), and the steps in between (:func:`visit_page`).
 The steps, in the order of Brozzler's ``browse_page`` and Browsertrix-crawler's page
 loop: a fresh BrowserContext (no cookies, cache or service workers shared with other
 pages); per-page request headers (``extra_headers``, e.g. a ``Warcprox-Meta``, as
-Brozzler sends with ``Network.setExtraHTTPHeaders``); navigation until ``load``
+Brozzler sends with ``Network.setExtraHTTPHeaders``); one route that serves the
+prefetched document, if any, and keeps the page from navigating away after its first
+navigation (:func:`_keep_page`); navigation until ``load``
 (bounded by ``load_timeout``); the viewport screenshot and its thumbnail (taken at
 load, before behaviors, as Brozzler and Browsertrix do: the page as a visitor first
 sees it); the behaviors (webark's expand, then ``browsertrix-behaviors`` ``run()`` in
@@ -25,6 +27,8 @@ from typing import Any, TypeVar
 from urllib.parse import urldefrag
 
 from webark.warc.payload import decode_content
+
+from .behaviors import BehaviorOptions
 
 __all__ = ["PageVisit", "PrefetchedDocument", "RequestCounts", "Viewport", "visit_page"]
 
@@ -122,10 +126,10 @@ class PageVisit:
         title: the document title ("" when none or unknown).
         outlinks: absolute ``http(s)`` URLs of ``a[href]`` and ``area[href]`` in all
             frames (iframes included), read after the behaviors ran, then the targets
-            of navigations of the main frame that were stopped once the page had
-            loaded (the page is kept where it is while behaviors run: a link clicked
-            by autoclick, a script setting ``location``); fragments removed, each
-            once, in document order (main frame first).
+            of main-frame navigations that were stopped (after the first navigation
+            the page is kept where it is: a link clicked by autoclick, a script
+            setting ``location``); fragments removed, each once, in document order
+            (main frame first).
         window_open: absolute URLs the page passed to ``window.open`` (no popup was
             opened), each once.
         requests: the page's requests (:class:`RequestCounts`).
@@ -240,7 +244,7 @@ class VisitSettings:
 
     viewport: Viewport
     init_script: str
-    behaviors: Any  # BehaviorOptions (kept loose: no import cycle)
+    behaviors: BehaviorOptions
     thumbnail_width: int
     idle_timeout: float
     user_agent: str | None
@@ -270,22 +274,37 @@ async def _screenshots(page: Any, s: VisitSettings,
     return png, jpeg
 
 
-async def _stay(page: Any, left: list[str]) -> None:
-    """From now on the page stays: a navigation of its main frame to another document
-    (a link autoclick clicked, a script setting ``location``) is aborted and its URL
-    added to ``left`` (it is an outlink: the crawl visits it as a page of its own).
-    Same-document navigations (``#fragment``, ``history.pushState``) make no request
-    and are not affected. Browsertrix-crawler guards the same way against behaviors
-    leaving the page."""
+async def _keep_page(page: Any, traffic: _Traffic, fulfil: dict[str, Any] | None,
+                     left: list[str]) -> None:  # fmt: skip
+    """Route the page's requests: its first main-frame navigation (the URL asked for)
+    is answered from ``fulfil`` when given (:meth:`PrefetchedDocument.fulfil_args`),
+    else sent on; after it the page stays: any later main-frame navigation to another
+    document (a link autoclick clicked, a script setting ``location``, before or after
+    load) is aborted and its URL added to ``left`` (an outlink: the crawl visits it as
+    a page of its own). Redirects of the first navigation are followed (Playwright
+    routes see only the first request of a redirect chain); same-document navigations
+    (``#fragment``, ``history.pushState``) make no request. Every other request is sent
+    on unchanged. Browsertrix-crawler also keeps behaviors from leaving the page.
 
-    async def guard(route: Any, request: Any) -> None:
+    Playwright serves a routed page without its HTTP cache; each page has a fresh
+    context anyway."""
+    first = [True]
+
+    async def route_request(route: Any, request: Any) -> None:
         if request.is_navigation_request() and request.frame == page.main_frame:
-            left.append(request.url)
-            await route.abort("aborted")
-        else:
-            await route.continue_()
+            if not first[0]:
+                left.append(request.url)
+                await route.abort("aborted")
+                return
+            first[0] = False
+            if fulfil is not None:
+                traffic.fulfilled += 1
+                traffic.served.add(request)
+                await route.fulfill(**fulfil)
+                return
+        await route.continue_()
 
-    await page.route("**/*", guard)
+    await page.route("**/*", route_request)
 
 
 async def _behave(page: Any, s: VisitSettings, budget: float) -> bool:
@@ -372,18 +391,8 @@ async def visit_page(
                 main_status.append(resp.status)
 
         page.on("response", on_response)
-        if fulfil is not None:
-
-            async def serve_document(route: Any, request: Any) -> None:
-                if (traffic.fulfilled == 0 and request.is_navigation_request()
-                        and request.frame == page.main_frame):  # fmt: skip
-                    traffic.fulfilled += 1
-                    traffic.served.add(request)
-                    await route.fulfill(**fulfil)
-                else:
-                    await route.continue_()
-
-            await page.route("**/*", serve_document)
+        left: list[str] = []  # navigations stopped by _keep_page
+        await _keep_page(page, traffic, fulfil, left)
         loaded = False
         try:
             await page.goto(url, wait_until="load", timeout=load_timeout * 1000)
@@ -393,15 +402,9 @@ async def visit_page(
                 raise
             kind = "timeout" if "Timeout" in type(exc).__name__ else "navigation"
             errors.append(f"{kind}: {_first_line(exc)}")
-        if fulfil is not None:
-            with contextlib.suppress(PlaywrightError):
-                await page.unroute("**/*", serve_document)
         png = jpeg = None
         finished = False
         links: tuple[list[str], list[str], str] = ([], [], "")
-        left: list[str] = []  # navigations stopped by _stay
-        if loaded and main_status:  # at once: a script may leave soon after "load"
-            await _stay(page, left)
         # without a response Chromium shows an error page of its own: nothing to read
         if main_status:
             png, jpeg = await _screenshots(page, s, errors)
