@@ -110,6 +110,7 @@ class Run:
     prefixed: dict[str, list[str]]  # WARC prefix -> target URIs of responses, revisits
     peak: int
     hang_elapsed: float  # seconds of the hanging page's visit, as the caller saw it
+    other_origin: str  # the site on 127.0.0.2 that /cross.html frames
 
 
 def _wait_for_log(log: Path, urls: set[str], wait: float = 15.0) -> list[str]:
@@ -128,6 +129,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     require_browser()
     job = tmp_path_factory.mktemp("browser") / "job"
     site = TestSite({**js_pages(), **EXTRA}, handler=handler)
+    # another site (127.0.0.2: another origin and site, so Chromium's site isolation
+    # puts its frame in a renderer of its own) framed by /cross.html
+    other = TestSite({"/frame.html": js_pages()["/frame.html"]}, host="127.0.0.2")
+    site.pages["/cross.html"] = (200, HTML, b"<!doctype html><title>cross</title>"
+                                 b'<iframe src="http://127.0.0.2:%d/frame.html"></iframe>'
+                                 % other.port)  # fmt: skip
     visits: dict[str, PageVisit] = {}
     hits: dict[str, list[Hit]] = {}
     peak = 0
@@ -156,6 +163,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             visits["/moved"] = await go("/moved")
             visits["/throws.html"] = await go("/throws.html")
             visits["/leaves.html"] = await go("/leaves.html")
+            visits["/cross.html"] = await go("/cross.html")
             visits["refused"] = await pool.visit(f"http://127.0.0.1:{closed_port()}/")
             visits["unsafe"] = await pool.visit("http://127.0.0.1:9/")  # discard: blocked
             slow = await asyncio.gather(*(go(p, behavior_timeout=5) for p in SLOW_PAGES))
@@ -163,8 +171,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             peak = pool.peak_open_pages
             assert pool.open_pages == 0
 
-    with site, proxy_process("--job", str(job)) as (port, _):
+    with site, other, proxy_process("--job", str(job)) as (port, _):
         asyncio.run(main(port))
+        other_origin = other.origin
         urls = site_urls(site.origin)
         lines = _wait_for_log(job / "logs" / "crawl.log",
                               {site.origin + "/api/items?page=4", site.url("/img/expanded.png")})
@@ -179,7 +188,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             if rec.type in ("response", "revisit"):  # the second visit's are revisits
                 prefixed.setdefault(warc.name.split("-")[0], []).append(rec.target_uri)
     assert urls.all
-    yield Run(site.origin, visits, hits, lines, responses, prefixed, peak, hang_elapsed[0])
+    yield Run(site.origin, visits, hits, lines, responses, prefixed, peak, hang_elapsed[0],
+              other_origin)
 
 
 def test_outlinks_hold_every_link_made_by_script_in_all_frames(run: Run) -> None:
@@ -210,13 +220,18 @@ def test_the_proxy_archived_what_scripts_and_behaviors_fetched(run: Run) -> None
     assert o + f"/api/items?page={BATCHES + 1}" not in run.responses
 
 
+def test_outlinks_of_a_cross_site_frame(run: Run) -> None:
+    cross = run.visits["/cross.html"]
+    assert cross.outlinks == (run.other_origin + "/in-frame.html",), cross.errors
+
+
 def test_every_request_went_through_the_proxy_and_none_left_loopback(run: Run) -> None:
     site_hits = Counter(run.origin + h.path for h in run.hits["end"])
     ours = Counter(ln.split()[3] for ln in run.lines if ln.split()[3].startswith(run.origin))
     assert ours == site_hits  # the site saw exactly what the proxy relayed
     for ln in run.lines:
         url = ln.split()[3]
-        if urlsplit(url).hostname != "127.0.0.1":
+        if urlsplit(url).hostname not in ("127.0.0.1", "127.0.0.2"):
             # anything else Chromium asked for was refused unresolved (-6): never left
             assert ln.split()[1] == "-6", ln
     # an embed on another host went to the proxy too, which did not even resolve it

@@ -48,7 +48,7 @@ QUIET_ARGS = (
 #: Flags of every launch of the pool: :data:`QUIET_ARGS`, and media that plays without a
 #: gesture (the autoplay behavior). Playwright's own switches come first: headless,
 #: muted, and ``--disable-features`` with HttpsUpgrades among them, which keeps an
-#: ``http:`` URL on http (no second ``--disable-features`` here: Chromium would take
+#: ``http:`` URL on http (no second ``--disable-features`` here: Chromium may take
 #: only the last one).
 CHROMIUM_ARGS = (*QUIET_ARGS, "--autoplay-policy=no-user-gesture-required")
 
