@@ -40,19 +40,31 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-# ReplayWeb.page (npm package replaywebpage: its prebuilt ui.js and sw.js, no build) for
-# the browser test that opens `webark wacz create` packages in it. `npm pack` fetches the
-# one tarball, without resolving the package's build-time dependencies.
-RWP_VERSION=2.5.3
-if [ "${WEBARK_BROWSER:-0}" = 1 ] && [ ! -f ".cache/replaywebpage-$RWP_VERSION/package/sw.js" ]; then
+# npm packages of the browser tests and workers, one tarball each: `npm pack` fetches the
+# one tarball, without resolving the package's build-time dependencies, into
+# .cache/NAME-VERSION/ and only the FILES named are unpacked. Usage: npm_tarball NAME VERSION FILE...
+npm_tarball() {
+  local name=$1 version=$2
+  shift 2
+  [ -f ".cache/$name-$version/$1" ] && return 0
   if command -v npm >/dev/null; then
-    mkdir -p ".cache/replaywebpage-$RWP_VERSION"
-    (cd ".cache/replaywebpage-$RWP_VERSION" && npm pack --silent "replaywebpage@$RWP_VERSION" >/dev/null \
-      && tar xzf "replaywebpage-$RWP_VERSION.tgz" package/ui.js package/sw.js package/LICENSE) \
-      || echo "setup: could not fetch replaywebpage@$RWP_VERSION with npm" >&2
+    mkdir -p ".cache/$name-$version"
+    (cd ".cache/$name-$version" && npm pack --silent "$name@$version" >/dev/null \
+      && tar xzf "$name-$version.tgz" "$@") \
+      || echo "setup: could not fetch $name@$version with npm" >&2
   else
-    echo "setup: npm not found: the ReplayWeb.page test needs it (Node.js's npm)" >&2
+    echo "setup: npm not found: $name is fetched with it (Node.js's npm)" >&2
   fi
+}
+if [ "${WEBARK_BROWSER:-0}" = 1 ]; then
+  # ReplayWeb.page (npm package replaywebpage: its prebuilt ui.js and sw.js, no build) for
+  # the browser test that opens `webark wacz create` packages in it.
+  npm_tarball replaywebpage 2.5.3 package/sw.js package/ui.js package/LICENSE
+  # Webrecorder's browsertrix-behaviors (what Browsertrix runs in each page: autoscroll,
+  # autoplay, autofetch, autoclick), one injectable file for the browser workers
+  # (webark.crawl.browser; its BEHAVIORS_VERSION must be this version). AGPL-3.0: fetched
+  # here, never vendored in the repository.
+  npm_tarball browsertrix-behaviors 0.8.4 package/dist/behaviors.js package/LICENSE.md
 fi
 
 PY=${PYTHON:-python3}

@@ -30,19 +30,12 @@ from png_pixels import pixel_stats
 
 from http_wait import WEBARK, webark_serve_process
 from system_packages import in_ci, require  # noqa: F401  (re-exported for the tests)
+from webark.crawl.browser.pool import CHROMIUM, QUIET_ARGS  # noqa: F401  (CHROMIUM re-exported)
 
-CHROMIUM = Path("/usr/bin/chromium")
-#: Flags of the issue: no sandbox (root in a container), no GPU, and nothing that makes
-#: the browser call home (component updates, sync, background networking, QUIC).
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
+#: Flags of the issue: no sandbox (root in a container), and the browser workers' quiet
+#: flags (no GPU, nothing that makes the browser call home: component updates, sync,
+#: background networking, QUIC).
+CHROMIUM_ARGS = ["--no-sandbox", *QUIET_ARGS]
 PYTHON_DOCS_DIRS = (Path("/usr/share/doc/python3/html"), Path("/usr/share/doc/python3.11/html"))
 VIEWPORT = {"width": 1280, "height": 800}
 #: the element the replay banner's script adds (src/webark/apps/replay/static/banner.js)

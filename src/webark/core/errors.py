@@ -8,6 +8,8 @@
     ├── DigestError          a digest string that cannot be parsed
     ├── ConfigError          a configuration that cannot be used: a job file, a scope,
     │                        a dedup policy, access rules; a crawl that cannot start
+    │   └── BrowserUnavailableError  Playwright, Chromium or browsertrix-behaviors
+    │                        missing (the browser workers cannot start)
     ├── StorageError         an archive that cannot be read as its index says: an index
     │                        down, a WARC missing, a revisit without its original, a
     │                        collection or crawl state that cannot be used
@@ -63,6 +65,13 @@ class DigestError(WebarkError, ValueError):
 
 class ConfigError(WebarkError, ValueError):
     """A configuration that cannot be used; the message says what to change."""
+
+
+class BrowserUnavailableError(ConfigError):
+    """The browser workers (``webark.crawl.browser``) cannot start: Playwright (Python
+    package), Chromium (Debian's ``/usr/bin/chromium``) or the ``browsertrix-behaviors``
+    script is missing. The message names what is missing and the command that installs
+    it (``WEBARK_BROWSER=1 bash scripts/setup.sh``)."""
 
 
 class KeyedConfigError(ConfigError):
