@@ -36,6 +36,9 @@ def test_before_fetch_regex_then_hosts() -> None:
     assert rules.before_fetch("http://spa.test:8080/") == "host:spa.test"
     assert rules.before_fetch("https://www.spa.test/p") == "host:spa.test"
     assert rules.before_fetch("http://notspa.test/") is None
+    # a page's embeds are loaded with it, never delegated as pages
+    assert rules.before_fetch("http://spa.test/app.js", "E") is None
+    assert rules.before_fetch("http://spa.test/next", "L") == "host:spa.test"
     off = DelegationRules(browser_settings({"enabled": False, "hosts": ["spa.test"]}))
     assert off.before_fetch("http://spa.test/") is None
 
@@ -69,6 +72,7 @@ def test_script_made_pages_are() -> None:
     )
     # not 2xx, not HTML, heuristic off: never
     assert rules.after_fetch(404, "text/html", SHELL, ["E"]) is None
+    assert rules.after_fetch(200, "text/html", SHELL, [], last_hop="E") is None  # an iframe
     assert rules.after_fetch(200, "application/json", SHELL, []) is None
     off = DelegationRules(browser_settings({"troublesome": False}))
     assert off.after_fetch(200, "text/html", SHELL, []) is None

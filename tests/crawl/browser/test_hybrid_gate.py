@@ -99,6 +99,10 @@ async def _run(job, a: TestSite, b: TestSite) -> None:  # type: ignore[no-untype
             _get(proxy.port, a.url("/private/x.png"), meta),
             _get(proxy.port, b.url("/off.png"), meta), bulk(),
         )  # fmt: skip
+        # a request of no crawl page (the browser's own traffic): refused, not fetched
+        status, body = await _get(proxy.port, a.url("/r0.png"), {})
+        assert (status, body) == (403, f"not a request of a crawl's page: {a.url('/r0.png')}\n"
+                                  .encode())  # fmt: skip
         statuses = [g[0] for g in got[:-1]]  # type: ignore[index]
         assert statuses == [200] * 5 + [403, 403]
         assert got[0][1] == PNG_BYTES + b"\x00"  # type: ignore[index]

@@ -19,6 +19,9 @@ browser's sub-requests through the frontier's scope check the same way):
    max_delay)``, raised to the host's robots.txt Crawl-delay: Heritrix's rule,
    :func:`~webark.crawl.politeness.politeness_delay`, with the host's own overrides).
 
+Requests without a page context (Chromium's own background traffic, which its flags do
+not all silence) are refused (403) before anything else.
+
 A capture the proxy made (:meth:`CrawlGate.captured`) is marked seen in the frontier
 (added and at once settled as finished, so the bulk crawler does not fetch it again),
 counted in the crawl's statistics, and kept for the page's visit; the page's own capture
@@ -109,6 +112,9 @@ class BrowserTraffic:
     """Counts of the browser's requests through the gate (the browser report)."""
 
     admitted: int = 0
+    not_a_page: int = 0
+    """Requests without a page context (Chromium's own: component updates, sign-in),
+    refused."""
     captured: int = 0
     out_of_scope: int = 0
     robots_excluded: int = 0
@@ -170,6 +176,10 @@ class CrawlGate:
     async def admit(self, url: str, page: PageContext | None) -> AsyncIterator[Refusal | None]:
         """See :meth:`~webark.capture.gate.RequestGate.admit` (module docstring)."""
         curi = self.curi_of(url, page)
+        if page is None:  # the browser's own traffic (updates, sign-in): no crawl page's
+            self.traffic.not_a_page += 1
+            yield self._refuse(url, page, "not a request of a crawl's page")
+            return
         if urlsplit(url).scheme.lower() not in ("http", "https"):
             yield self._refuse(url, page, "not an http(s) URI")
             return

@@ -57,6 +57,7 @@ _ASKS_FOR_JS = re.compile(
     re.IGNORECASE,
 )
 _SHELL_TEXT = 40
+_NOT_PAGES = frozenset({"E", "X", "P"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +132,13 @@ class DelegationRules:
         self._regexes = tuple(re.compile(rx) for rx in settings.regex)
         self._hosts = settings.hosts
 
-    def before_fetch(self, uri: str) -> str | None:
-        """The rule that sends ``uri`` to the browser instead of the fetch:
-        ``"regex:RX"`` or ``"host:HOST"``; None when no rule does (or the section is
-        not enabled)."""
-        if not self.settings.enabled:
+    def before_fetch(self, uri: str, last_hop: str = "") -> str | None:
+        """The rule that sends ``uri`` (reached by the hop ``last_hop``, ``""`` for a
+        seed) to the browser instead of the fetch: ``"regex:RX"`` or ``"host:HOST"``;
+        None when no rule does, for an embed or prerequisite (hop ``E``, ``X``, ``P``:
+        a page's images and scripts are the browser's to load with their page, not
+        pages of their own), or when the section is not enabled."""
+        if not self.settings.enabled or last_hop in _NOT_PAGES:
             return None
         for rx in self._regexes:
             if rx.search(uri):
@@ -151,12 +154,15 @@ class DelegationRules:
         return None
 
     def after_fetch(self, status: int, mime: str | None, body: bytes,
-                    hops: Iterable[str]) -> str | None:  # fmt: skip
+                    hops: Iterable[str], last_hop: str = "") -> str | None:  # fmt: skip
         """The heuristic's signal (``"troublesome:few-links"`` …) when a fetched page
         goes to the browser with its document: ``status`` 2xx, ``mime`` HTML, ``hops``
-        the hop letters of its static outlinks; None otherwise."""
+        the hop letters of its static outlinks, reached by a hop other than an embed
+        (an iframe's document is rendered with its page); None otherwise."""
         rule = self.settings.troublesome
         if rule is None or not self.settings.enabled or not 200 <= status < 300:
+            return None
+        if last_hop in _NOT_PAGES:
             return None
         if (mime or "").split(";")[0].strip().lower() not in _HTML_TYPES or not body:
             return None
