@@ -55,8 +55,14 @@ async def _run(
     from webark.cli.crawl_view import CrawlView
     from webark.crawl.control import CrawlControl
     from webark.crawl.controller import CrawlController
+    from webark.crawl.extension import job_extensions
 
-    ctl = CrawlController(job, resume=resume)
+    launcher = None
+    if job.browser is not None:  # the hybrid crawl's proxy (webark.cli.crawl_browser)
+        from webark.cli.crawl_browser import proxy_launcher
+
+        launcher = proxy_launcher(job.state_dir / "proxy-ca.pem")
+    ctl = CrawlController(job, resume=resume, extensions=job_extensions(job, launcher))
     control = CrawlControl(ctl)
     server: ControlServer | None = None
     if control_port is not None:

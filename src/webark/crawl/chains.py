@@ -48,14 +48,18 @@ def build_chains(ctx: CrawlContext, pool: ExtractPool, resume_log: ResumeLog,
     """The chains of the crawl ``ctx`` (its job folder's ``state/robots.sqlite`` is
     opened for the robots.txt prerequisite). ``extra`` processors (a crawl extension's,
     e.g. continuous crawling's ``rssFeeds``) go into the disposition chain after
-    ``warcWriter``, before ``candidates``."""
+    ``warcWriter``, before ``candidates``; the context's ``fetch_processors`` go into
+    the fetch chain before ``fetchHttp``, its ``extract_processors`` after
+    ``extractors`` (:class:`~webark.crawl.context.CrawlContext`)."""
     job, board = ctx.job, ctx.stats.board
     robots = RobotsPrerequisite(ctx, job.state_dir / "robots.sqlite", job.warcs_dir, resume_log)
     finisher = Disposition(ctx)
+    ctx.robots = robots
     return CrawlChains(
-        fetch=ProcessorChain("fetch", [Preconditions(ctx, robots, resume_log), FetchHttp(ctx)],
-                             board),
-        extract=ProcessorChain("extract", [Extractors(ctx, pool)], board),
+        fetch=ProcessorChain("fetch", [Preconditions(ctx, robots, resume_log),
+                                       *ctx.fetch_processors, FetchHttp(ctx)], board),
+        extract=ProcessorChain("extract", [Extractors(ctx, pool), *ctx.extract_processors],
+                               board),
         disposition=ProcessorChain(
             "disposition", [WarcWriter(ctx), *extra, Candidates(ctx), finisher], board, final=True
         ),

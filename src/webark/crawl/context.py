@@ -9,9 +9,10 @@ call (never copy a field), so that what the control API changes while the crawl 
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from webark.capture import (
     CaptureConfig,
@@ -32,8 +33,14 @@ from webark.fetch.dns import OverrideResolver
 from webark.robots import RobotsMode
 from webark.warc.builders import WarcinfoFields
 
+if TYPE_CHECKING:
+    from webark.crawl.processing import Processor
+    from webark.robots import RobotsPolicy
+
 __all__ = [
     "CrawlContext",
+    "HostSlotsLike",
+    "RobotsRules",
     "UriListener",
     "capture_config",
     "capture_meta",
@@ -52,6 +59,29 @@ class UriListener(Protocol):
     def uri_finished(self, curi: CrawlURI, status: int) -> None:
         """``curi`` is finished with ``status`` (its crawl.log line is written and the
         frontier has it finished). Called synchronously from the disposition chain."""
+        ...
+
+
+class RobotsRules(Protocol):
+    """The crawl's robots.txt rules (the ``preconditions`` processor's
+    :class:`~webark.crawl.processors.robots.RobotsPrerequisite`), which browser traffic
+    obeys too (:mod:`webark.crawl.browser.gate`)."""
+
+    mode: RobotsMode
+
+    async def policy_for(self, curi: CrawlURI, worker: int) -> tuple[RobotsPolicy | None, float]:
+        """The policy of the URI's origin (fetched when not known; None: ignored) and
+        the politeness delay owed, seconds."""
+        ...
+
+
+class HostSlotsLike(Protocol):
+    """Per-host request slots shared by the bulk crawler and the browser's traffic
+    (:class:`webark.crawl.browser.gate.HostSlots`)."""
+
+    def hold(self, key: str, crawl_delay: float | None = None
+             ) -> AbstractAsyncContextManager[None]:  # fmt: skip
+        """Hold the slot of politeness key ``key`` while a request runs."""
         ...
 
 
@@ -141,6 +171,17 @@ class CrawlContext:
         run_while_empty: an empty frontier does not end the crawl (Heritrix's
             ``runWhileEmpty``, set by continuous crawling): it runs until stopped or a
             crawl quota is reached.
+        fetch_processors: processors a crawl extension puts into the fetch chain after
+            ``preconditions``, before ``fetchHttp`` (the hybrid crawl's ``browserPage``
+            loads a delegated URI instead of the fetch); set before the chains are built.
+        extract_processors: processors put into the extract chain after ``extractors``
+            (the hybrid crawl's ``browserRender``).
+        hold_queues: a fetched URI's queue is never released before the URI is
+            finished (:mod:`webark.crawl.pipeline`): the hybrid crawl keeps a host busy
+            while its page is in the browser.
+        host_slots: per-host request slots that ``fetchHttp`` takes for each fetch
+            (the hybrid crawl shares them with the browser's requests), or None.
+        robots: the robots.txt rules, once the chains are built.
     """
 
     job: CrawlJob
@@ -154,6 +195,11 @@ class CrawlContext:
     listeners: list[UriListener] = field(default_factory=list)
     source_scopes: dict[str, DecideRuleSequence] = field(default_factory=dict)
     run_while_empty: bool = False
+    fetch_processors: list[Processor] = field(default_factory=list)
+    extract_processors: list[Processor] = field(default_factory=list)
+    hold_queues: bool = False
+    host_slots: HostSlotsLike | None = None
+    robots: RobotsRules | None = None
     fetches: InFlightFetches = field(default_factory=InFlightFetches)
     """The fetches under way, which a stop aborts after ``stop_grace``
     (:mod:`webark.crawl.stopping`)."""

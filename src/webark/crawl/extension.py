@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from webark.crawl.browser.delegate import ProxyLauncher
     from webark.crawl.context import CrawlContext
     from webark.crawl.job import CrawlJob
     from webark.crawl.processing import Processor
@@ -48,10 +49,29 @@ class CrawlExtension(Protocol):
         ...
 
 
-def job_extensions(job: CrawlJob) -> list[CrawlExtension]:
-    """The extensions a job asks for: continuous crawling for an ``rss:`` section."""
-    if job.rss is None:
-        return []
-    from webark.crawl.rss.scheduler import RssScheduler
+def job_extensions(job: CrawlJob, proxy: ProxyLauncher | None = None) -> list[CrawlExtension]:
+    """The extensions a job asks for: continuous crawling for an ``rss:`` section, the
+    hybrid crawl (:mod:`webark.crawl.browser.delegate`) for an enabled ``browser:``
+    section, whose archiving proxy ``proxy`` starts (``webark crawl`` gives it).
 
-    return [RssScheduler(job)]
+    Raises:
+        CrawlSetupError: an enabled ``browser:`` section without ``proxy``.
+    """
+    out: list[CrawlExtension] = []
+    if job.rss is not None:
+        from webark.crawl.rss.scheduler import RssScheduler
+
+        out.append(RssScheduler(job))
+    if job.browser is not None:
+        from webark.crawl.browser.config import browser_settings
+
+        if browser_settings(job.browser).enabled:
+            from webark.crawl.browser.delegate import BrowserDelegation
+            from webark.crawl.jobdir import CrawlSetupError
+
+            if proxy is None:
+                raise CrawlSetupError("the browser: section needs the crawl's archiving proxy: "
+                                      "run the job with `webark crawl`, or pass "
+                                      "extensions=job_extensions(job, proxy_launcher(...))")
+            out.append(BrowserDelegation(job, proxy))
+    return out

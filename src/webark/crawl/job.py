@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from webark import __version__
 from webark.core.errors import KeyedConfigError
 from webark.crawl.extract import MAX_OUTLINKS
+from webark.crawl.job_sections import browser_section, rss_section
 from webark.dedup.policy import DedupPolicy
 from webark.robots import RobotsMode
 
@@ -107,6 +108,8 @@ JOB_KEYS: dict[str, str] = {
     "control API's POST /hosts changes it while the crawl runs",
     "rss": "mapping: continuous crawling from RSS/Atom feeds (sites, hops_regex, scope, "
     "poll_interval, database; see webark.crawl.rss.settings.RSS_KEYS); seeds may be empty",
+    "browser": "mapping: hybrid crawling, URIs delegated to a browser pool (enabled, pool_size, "
+    "regex, hosts, troublesome, …; see webark.crawl.browser.config.BROWSER_KEYS)",
 }
 
 MAX_FETCH_BYTES = 1 << 30
@@ -179,6 +182,8 @@ class CrawlJob:
     :data:`~webark.crawl.politeness.QUEUE_SETTINGS`)."""
     rss: Mapping[str, Any] | None = None
     """The ``rss:`` section (continuous crawling, :mod:`webark.crawl.rss`), or None."""
+    browser: Mapping[str, Any] | None = None
+    """The ``browser:`` section (:mod:`webark.crawl.browser.config`), or None."""
 
     # -- derived -------------------------------------------------------------------
     @property
@@ -560,21 +565,6 @@ def _dedup_index(cfg: Mapping[str, Any], base_dir: Path | None) -> Path | None:
     return dedup_index
 
 
-def _rss(cfg: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The ``rss:`` section, validated (:func:`webark.crawl.rss.settings.rss_settings`);
-    None when absent or null (``rss: {}`` is continuous crawling of the database's sites)."""
-    if cfg.get("rss") is None:
-        return None
-    from webark.crawl.rss.settings import RssSettingsError, rss_settings
-
-    try:
-        rss_settings(cfg["rss"])
-    except RssSettingsError as e:
-        problems = tuple((f"rss.{k}", r) for k, r in e.problems)
-        raise JobConfigError(*problems[0], problems) from None
-    return dict(cfg["rss"])
-
-
 def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) -> CrawlJob:
     """Validate a job mapping (from YAML, JSON or CLI options).
 
@@ -594,7 +584,8 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
             close = difflib.get_close_matches(str(key), JOB_KEYS, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
             p.note(str(key), f"unknown key; {hint}known keys: {', '.join(JOB_KEYS)}")
-    rss = p.check(_rss, cfg)
+    rss = p.check(rss_section, cfg)
+    browser = p.check(browser_section, cfg)
     seeds = p.check(lambda: _check_seeds(_strings(cfg, "seeds"), rss is not None), default=())
     contact = p.check(lambda: _check_contact(_strings(cfg, "contact")), default=())
     job_dir = p.check(_job_dir, cfg, base_dir, default=Path("."))
@@ -645,7 +636,7 @@ def job_from_mapping(cfg: Mapping[str, Any], *, base_dir: Path | None = None) ->
     return CrawlJob(
         seeds=seeds, job_dir=job_dir, contact=contact, min_delay=min_delay,
         max_delay=max_delay, dedup=dedup or dedup_index is not None, dedup_index=dedup_index,
-        rss=rss, **values,
+        rss=rss, browser=browser, **values,
     )  # fmt: skip
 
 

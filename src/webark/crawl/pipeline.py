@@ -128,7 +128,7 @@ class UriPipeline:
             return
         ticket = self._order.ticket()
         try:
-            if ex.ok and self.pool.processes:
+            if ex.ok and self.pool.processes and not self.ctx.hold_queues:
                 await self._slots.acquire()
                 try:
                     released = frontier.release(

@@ -26,6 +26,14 @@ certificate for ``host`` signed by the proxy's CA
 the requests inside are proxied as ``https://host:port/…`` like any other, the upstream
 TLS not verified (archives want expired and self-signed sites too). Their records carry
 ``WARC-Protocol`` and ``WARC-Cipher-Suite`` (:mod:`webark.fetch.tls_names`).
+
+A crawl's browser pages (issue 13) go through a proxy given a
+:class:`~webark.capture.gate.RequestGate`: each request is admitted by it before the
+upstream fetch (a refusal, e.g. out of scope, is answered as it says, nothing fetched)
+and holds its host's politeness slot until the response is read; the page context in
+``Warcprox-Meta`` ``metadata`` (:class:`~webark.capture.gate.PageContext`) gives the
+capture its hop path and via; the gate is told of each capture and may write the
+crawl.log line itself (the page's own).
 """
 
 from __future__ import annotations
@@ -61,6 +69,7 @@ from webark.capture import (
     WarcCaptureBackend,
     capture_line,
 )
+from webark.capture.gate import PageContext, Refusal, RequestGate
 from webark.core.errors import InvalidRecordError, RequestError
 from webark.crawllog import CrawlLogLine
 from webark.dedup.buckets import Bucketed
@@ -258,6 +267,8 @@ class ArchivingProxy:
             ``CONNECT`` is refused (501).
         buckets_dir: where the dedup indexes of ``dedup-buckets`` are kept
             (``NAME.sqlite3``); None: the header's buckets are ignored (dedup off).
+        gate: a crawl's policy for its browser pages' requests (module docstring);
+            None: every request is let through.
 
     Use ``await proxy.start()``, then ``await proxy.aclose()``; or ``async with``.
     """
@@ -265,8 +276,10 @@ class ArchivingProxy:
     def __init__(self, backend: WarcCaptureBackend, fetcher: HttpFetcher,
                  config: ProxyConfig | None = None,
                  ca: CertAuthority | None = None,
-                 buckets_dir: Path | None = None) -> None:  # fmt: skip
+                 buckets_dir: Path | None = None,
+                 gate: RequestGate | None = None) -> None:  # fmt: skip
         self.backend = backend
+        self.gate = gate
         self.buckets_dir = buckets_dir
         self._buckets: dict[str, SqliteDedupIndex] = {}
         self.fetcher = fetcher
@@ -483,13 +496,17 @@ class ArchivingProxy:
         return None
 
     @staticmethod
-    def capture_meta(wm: WarcproxMeta) -> CaptureMeta:
-        """The :class:`CaptureMeta` of a proxied capture: prefix, source tag, stats
-        buckets, dedup-ok, dedup policy and warcinfo metadata from ``Warcprox-Meta``; no
-        metadata record (a proxy client gives no hop path nor via). The back end adds
-        ``WARC-Protocol`` and ``WARC-Cipher-Suite`` to a capture made over TLS."""
+    def capture_meta(wm: WarcproxMeta, url: str = "",
+                     page: PageContext | None = None) -> CaptureMeta:  # fmt: skip
+        """The :class:`CaptureMeta` of a proxied capture of ``url``: prefix, source tag,
+        stats buckets, dedup-ok, dedup policy and warcinfo metadata from
+        ``Warcprox-Meta``; the hop path, via and worker of a crawl's page context
+        (then a metadata record is written, as the crawler's), none otherwise. The back
+        end adds ``WARC-Protocol`` and ``WARC-Cipher-Suite`` to a capture over TLS."""
+        hops, via = page.hops_of(url) if page is not None else ("", None)
         return CaptureMeta(
-            metadata_record=False,
+            metadata_record=False, hop_path=hops, via=via,
+            worker=page.worker if page is not None else 0,
             warc_prefix=wm.warc_prefix, source_tag=wm.source_tag,
             stats_buckets=wm.stats_buckets, dedup_ok=wm.dedup_ok, warcinfo=wm.warcinfo,
             dedup_policy=wm.dedup_policy,
@@ -537,13 +554,20 @@ class ArchivingProxy:
         relay = ClientRelay(writer, req.method, close=req.wants_close, extra_fields=extra,
                             stall_timeout=self.config.stall_timeout,
                             http10=req.http_version == "1.0")  # fmt: skip
-        ex = await self.fetcher.fetch(
-            url, method=req.method, headers=request_fields(req.headers), body=req.body,
-            limits=self.config.limits, relay=relay,
-        )  # fmt: skip
+        page = PageContext.from_metadata(wm.metadata)
+        async with self._admitted(url, page) as refusal:
+            if refusal is not None:
+                writer.write(message(refusal.status, refusal.reason, refusal.text,
+                                     close=req.wants_close))  # fmt: skip
+                await writer.drain()
+                return not req.wants_close
+            ex = await self.fetcher.fetch(
+                url, method=req.method, headers=request_fields(req.headers), body=req.body,
+                limits=self.config.limits, relay=relay,
+            )  # fmt: skip
         if began is not None:  # the capture is dated as the client was told
             ex = dataclasses.replace(ex, started=began)
-        meta = self.capture_meta(wm)
+        meta = self.capture_meta(wm, url, page)
         if ex.ok:
             await relay.flush()
         if not ex.ok:
@@ -556,7 +580,7 @@ class ArchivingProxy:
             return not req.wants_close
         if wm.archive:
             # shielded: a client that goes (or a shutdown) does not cut the capture short
-            task = asyncio.ensure_future(self._archive(url, ex, meta, self.dedup_for(wm)))
+            task = asyncio.ensure_future(self._archive(url, ex, meta, self.dedup_for(wm), page))
             self._archiving.add(task)
             task.add_done_callback(self._archiving.discard)
             await asyncio.shield(task)
@@ -578,11 +602,22 @@ class ArchivingProxy:
             stores.append((index, writable))
         return Bucketed(stores)
 
+    def _admitted(self, url: str, page: PageContext | None
+                  ) -> contextlib.AbstractAsyncContextManager[Refusal | None]:  # fmt: skip
+        """The gate's admission of a request (:meth:`RequestGate.admit`), or None (go
+        on) without a gate."""
+        if self.gate is None:
+            return contextlib.nullcontext(None)
+        return self.gate.admit(url, page)
+
     async def _archive(self, url: str, ex: Exchange, meta: CaptureMeta,
-                       dedup: Bucketed | None) -> CaptureResult:  # fmt: skip
-        """Archive one capture and write its crawl.log line."""
+                       dedup: Bucketed | None, page: PageContext | None = None
+                       ) -> CaptureResult:  # fmt: skip
+        """Archive one capture and write its crawl.log line (unless the gate writes
+        it: :meth:`RequestGate.captured`)."""
         result = await self.backend.archive(ex, meta, dedup=dedup)
-        self._log(capture_line(url, ex.status, meta, exchange=ex, result=result))
+        if self.gate is None or not self.gate.captured(url, ex, result, page):
+            self._log(capture_line(url, ex.status, meta, exchange=ex, result=result))
         return result
 
     @staticmethod

@@ -45,7 +45,9 @@ _QUOTA_ANNOTATION = "Q:hostQuota"
 
 
 class WarcWriter:
-    """The ``warcWriter`` processor (module docstring)."""
+    """The ``warcWriter`` processor (module docstring); a URI already captured (the
+    hybrid crawl's page loaded by the browser through the archiving proxy, which wrote
+    it) is not written again."""
 
     name = "warcWriter"
 
@@ -53,7 +55,7 @@ class WarcWriter:
         self.ctx = ctx
 
     def should_process(self, p: UriProcessing) -> bool:
-        return p.fetched
+        return p.fetched and p.capture is None
 
     async def process(self, p: UriProcessing) -> None:
         ctx = self.ctx

@@ -12,6 +12,11 @@ response, as Heritrix's ``FetchHTTP`` ``shouldFetchBodyRule`` does: a response t
 reject is not archived and its links are not followed; its crawl.log line has status
 -5000 (``S_OUT_OF_SCOPE``) and, in its extra info, the HTTP status and the rule
 (``{"httpStatus": 404, "rejectedBy": "reject_status"}``).
+
+A URI whose exchange a processor before it already made (the hybrid crawl's
+``browserPage``: the browser loaded it through the archiving proxy) is not fetched
+again. With the context's ``host_slots`` (the hybrid crawl) each fetch holds its host's
+slot, shared with the browser's requests (:mod:`webark.crawl.browser.gate`).
 """
 
 from __future__ import annotations
@@ -33,13 +38,18 @@ class FetchHttp:
         self.ctx = ctx
 
     def should_process(self, p: UriProcessing) -> bool:
-        return True
+        return p.exchange is None
 
     async def process(self, p: UriProcessing) -> None:
         ctx = self.ctx
         assert ctx.fetcher is not None and ctx.backend is not None
         validators = ctx.backend.validators(p.curi.uri)
-        ex = await ctx.fetches.run(ctx.fetcher.fetch(p.curi.uri, headers=validators))
+        fetch = ctx.fetcher.fetch(p.curi.uri, headers=validators)
+        if ctx.host_slots is None:
+            ex = await ctx.fetches.run(fetch)
+        else:
+            async with ctx.host_slots.hold(p.curi.key, p.crawl_delay):
+                ex = await ctx.fetches.run(fetch)
         p.exchange = ex
         p.status = ex.status
         scope = ctx.scope
