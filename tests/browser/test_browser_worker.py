@@ -9,6 +9,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
+import signal
+import socket
 import ssl
 import struct
 import subprocess
@@ -30,12 +33,15 @@ from sites import HTML, Hit, Page, TestSite
 from system_packages import require
 from webark.core.errors import BrowserUnavailableError
 from webark.crawl.browser import (
+    BehaviorOptions,
+    BrowserClosedError,
     BrowserPool,
     PageVisit,
     PrefetchedDocument,
     Viewport,
     behaviors_path,
 )
+from webark.crawl.browser.procs import ProcessUsage
 from webark.warc.reader import ArchiveReader
 
 SETUP = "WEBARK_BROWSER=1 bash scripts/setup.sh"
@@ -74,7 +80,24 @@ def handler(path: str, headers: Mapping[str, str]) -> Page | None:
 
 HANG_PAGE = (b'<!doctype html><title>hangs</title><a href="/js-page/1.html">a</a>'
              b'<img src="/hang.png">')
-EXTRA = {"/hang.html": (200, HTML, HANG_PAGE)}
+EXTRA = {
+    "/hang.html": (200, HTML, HANG_PAGE),
+    # leaves at once when loaded: a guard set up after `load` was seen came too late
+    "/leaves.html": (200, HTML, b"<!doctype html><title>leaves</title><script>"
+                     b"addEventListener('load', () => "
+                     b"{ location.href = '/js-' + 'page/3.html'; });</script>"),
+    "/moved": (301, (("Location", "/js-page/2.html"), *HTML), b"moved"),
+    "/throws.html": (200, HTML, b"<!doctype html><title>throws</title>"
+                     b"<script>throw new Error('boom ' + 6 * 7)</script>"
+                     b'<img src="http://www.example.com/outside.png">'),
+}
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -87,6 +110,7 @@ class Run:
     prefixed: dict[str, list[str]]  # WARC prefix -> target URIs of responses, revisits
     peak: int
     hang_elapsed: float  # seconds of the hanging page's visit, as the caller saw it
+    other_origin: str  # the site on 127.0.0.2 that /cross.html frames
 
 
 def _wait_for_log(log: Path, urls: set[str], wait: float = 15.0) -> list[str]:
@@ -105,6 +129,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     require_browser()
     job = tmp_path_factory.mktemp("browser") / "job"
     site = TestSite({**js_pages(), **EXTRA}, handler=handler)
+    # another site (127.0.0.2: another origin and site, so Chromium's site isolation
+    # puts its frame in a renderer of its own) framed by /cross.html
+    other = TestSite({"/frame.html": js_pages()["/frame.html"]}, host="127.0.0.2")
+    site.pages["/cross.html"] = (200, HTML, b"<!doctype html><title>cross</title>"
+                                 b'<iframe src="http://127.0.0.2:%d/frame.html"></iframe>'
+                                 % other.port)  # fmt: skip
     visits: dict[str, PageVisit] = {}
     hits: dict[str, list[Hit]] = {}
     peak = 0
@@ -130,13 +160,20 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             started = time.monotonic()
             visits["/hang.html"] = await go("/hang.html", load_timeout=LOAD_TIMEOUT)
             hang_elapsed.append(time.monotonic() - started)
+            visits["/moved"] = await go("/moved")
+            visits["/throws.html"] = await go("/throws.html")
+            visits["/leaves.html"] = await go("/leaves.html")
+            visits["/cross.html"] = await go("/cross.html")
+            visits["refused"] = await pool.visit(f"http://127.0.0.1:{closed_port()}/")
+            visits["unsafe"] = await pool.visit("http://127.0.0.1:9/")  # discard: blocked
             slow = await asyncio.gather(*(go(p, behavior_timeout=5) for p in SLOW_PAGES))
             visits.update(zip(SLOW_PAGES, slow, strict=True))
             peak = pool.peak_open_pages
             assert pool.open_pages == 0
 
-    with site, proxy_process("--job", str(job)) as (port, _):
+    with site, other, proxy_process("--job", str(job)) as (port, _):
         asyncio.run(main(port))
+        other_origin = other.origin
         urls = site_urls(site.origin)
         lines = _wait_for_log(job / "logs" / "crawl.log",
                               {site.origin + "/api/items?page=4", site.url("/img/expanded.png")})
@@ -151,7 +188,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             if rec.type in ("response", "revisit"):  # the second visit's are revisits
                 prefixed.setdefault(warc.name.split("-")[0], []).append(rec.target_uri)
     assert urls.all
-    yield Run(site.origin, visits, hits, lines, responses, prefixed, peak, hang_elapsed[0])
+    yield Run(site.origin, visits, hits, lines, responses, prefixed, peak, hang_elapsed[0],
+              other_origin)
 
 
 def test_outlinks_hold_every_link_made_by_script_in_all_frames(run: Run) -> None:
@@ -182,17 +220,23 @@ def test_the_proxy_archived_what_scripts_and_behaviors_fetched(run: Run) -> None
     assert o + f"/api/items?page={BATCHES + 1}" not in run.responses
 
 
+def test_outlinks_of_a_cross_site_frame(run: Run) -> None:
+    cross = run.visits["/cross.html"]
+    assert cross.outlinks == (run.other_origin + "/in-frame.html",), cross.errors
+
+
 def test_every_request_went_through_the_proxy_and_none_left_loopback(run: Run) -> None:
     site_hits = Counter(run.origin + h.path for h in run.hits["end"])
     ours = Counter(ln.split()[3] for ln in run.lines if ln.split()[3].startswith(run.origin))
     assert ours == site_hits  # the site saw exactly what the proxy relayed
     for ln in run.lines:
         url = ln.split()[3]
-        if not url.startswith(run.origin):
+        if urlsplit(url).hostname not in ("127.0.0.1", "127.0.0.2"):
             # anything else Chromium asked for was refused unresolved (-6): never left
             assert ln.split()[1] == "-6", ln
-            continue
-        assert urlsplit(url).hostname == "127.0.0.1"
+    # an embed on another host went to the proxy too, which did not even resolve it
+    (outside,) = [ln for ln in run.lines if "www.example.com" in ln]
+    assert outside.split()[1:4:2] == ["-6", "http://www.example.com/outside.png"], outside
     for name, v in run.visits.items():
         r = v.requests
         assert r.total >= r.proxied + r.fulfilled + r.failed, name
@@ -256,6 +300,25 @@ def test_a_hanging_page_is_cut_at_the_load_timeout(run: Run) -> None:
     assert v.outlinks == (run.origin + "/js-page/1.html",)  # the DOM that was there
 
 
+def test_redirects_page_errors_and_failed_fetches_are_results(run: Run) -> None:
+    moved = run.visits["/moved"]
+    assert moved.status == 200 and moved.final_url == run.origin + "/js-page/2.html"
+    assert moved.outlinks == (run.origin + "/",)
+    throws = run.visits["/throws.html"]
+    assert throws.status == 200 and throws.title == "throws"
+    assert "pageerror: boom 42" in throws.errors, throws.errors
+    leaves = run.visits["/leaves.html"]  # its script's navigation: stopped, an outlink
+    assert leaves.final_url == run.origin + "/leaves.html" and leaves.status == 200
+    assert leaves.outlinks == (run.origin + "/js-page/3.html",) and leaves.title == "leaves"
+    refused = run.visits["refused"]  # the proxy answers 502 for a refused connection
+    assert refused.status == 502 and refused.outlinks == () and refused.errors == ()
+    unsafe = run.visits["unsafe"]  # Chromium itself refuses the port: no response at all
+    assert unsafe.status is None and not unsafe.behavior_finished
+    assert unsafe.screenshot_png is None and unsafe.thumbnail_jpeg is None
+    assert unsafe.errors == ("navigation: Page.goto: net::ERR_UNSAFE_PORT at "
+                             "http://127.0.0.1:9/",)  # fmt: skip
+
+
 def test_behavior_time_limit_stops_the_scroll(tmp_path: Path) -> None:
     require_browser()
     site = TestSite(js_pages(), handler=items_handler)
@@ -267,7 +330,7 @@ def test_behavior_time_limit_stops_the_scroll(tmp_path: Path) -> None:
 
     with site, proxy_process("--job", str(tmp_path / "job")) as (port, _):
         v = asyncio.run(main(port))
-    assert not v.behavior_finished and v.elapsed < 15
+    assert not v.behavior_finished and v.elapsed < 10
     assert any(e.startswith("behaviors: stopped") for e in v.errors), v.errors
     assert len(v.outlinks) < BATCHES * 6  # not every batch was reached
 
@@ -300,3 +363,62 @@ def test_https_through_the_proxy_is_trusted_by_its_ca_pins_only(tmp_path: Path) 
     assert f"https://127.0.0.1:{site.port}/js-page/1.html" in trusted.outlinks
     assert refused.status is None and refused.outlinks == ()
     assert any("ERR_CERT_AUTHORITY_INVALID" in e for e in refused.errors), refused.errors
+
+
+def test_a_browser_that_is_gone_is_an_error_not_a_result(tmp_path: Path) -> None:
+    require_browser()
+    site = TestSite(js_pages(), handler=items_handler)
+
+    async def main(port: int) -> tuple[PageVisit, list[int], object]:
+        async with BrowserPool(f"http://127.0.0.1:{port}", size=1) as pool:
+            first = await pool.visit(site.url("/js-page/1.html"), load_timeout=15)
+            pids = pool.process_ids()
+            used = pool.usage()
+            assert pool.browser_pid is not None
+            os.kill(pool.browser_pid, signal.SIGKILL)  # the browser process we started
+            with pytest.raises(BrowserClosedError):
+                await pool.visit(site.url("/js-page/2.html"), load_timeout=15)
+        with pytest.raises(BrowserClosedError, match="not running"):
+            await pool.visit(site.url("/js-page/3.html"))
+        return first, pids, used
+
+    with site, proxy_process("--job", str(tmp_path / "job")) as (port, _):
+        first, pids, used = asyncio.run(main(port))
+    assert first.status == 200
+    assert len(pids) >= 3  # browser, renderer, helpers
+    # helper processes come and go between the two readings
+    assert isinstance(used, ProcessUsage) and 3 <= used.processes <= len(pids) + 2
+    assert used.cpu_seconds > 0 and used.rss_bytes > 50_000_000
+    assert 10_000_000 < used.pss_bytes < used.rss_bytes  # shared pages counted once
+
+
+CLICK_PAGE = b"""<!doctype html><title>click</title><a id="c" href="#more">Load more</a>
+<div id="out"></div><script>
+document.getElementById("c").addEventListener("click", function () {
+  fetch("/api/" + "clicked").then(function (r) { return r.text(); })
+    .then(function (html) { document.getElementById("out").innerHTML = html; });
+});
+</script>"""
+
+
+def test_autoclick_is_opt_in_and_clicks_links_with_handlers(tmp_path: Path) -> None:
+    """browsertrix-behaviors' autoclick (off by default, as in Browsertrix) clicks a
+    same-origin link that has a click handler: what it loads is found only with it."""
+    require_browser()
+    pages = {**js_pages(), "/click.html": (200, HTML, CLICK_PAGE),
+             "/api/clicked": (200, HTML, b'<a href="/clicked/target.html">t</a>')}  # fmt: skip
+    site = TestSite(pages, handler=items_handler)
+
+    async def main(port: int) -> list[PageVisit]:
+        out = []
+        for options in (BehaviorOptions(), BehaviorOptions(autoclick=True)):
+            async with BrowserPool(f"127.0.0.1:{port}", size=1, behaviors=options) as pool:
+                out.append(await pool.visit(site.url("/click.html"), load_timeout=15))
+        return out
+
+    with site, proxy_process("--job", str(tmp_path / "job")) as (port, _):
+        default, clicking = asyncio.run(main(port))
+    target = site.url("/clicked/target.html")
+    assert default.outlinks == (site.url("/click.html"),)  # its own #more link
+    assert clicking.outlinks == (site.url("/click.html"), target), clicking
+    assert clicking.final_url == site.url("/click.html")  # went back after the click

@@ -82,3 +82,16 @@ def test_spki_pins_match_the_certificates_the_proxy_presents(tmp_path: Path) -> 
     assert _pin(other) == _pin(leaf)  # one leaf key for every host
     with pytest.raises(BrowserUnavailableError):
         proxy_spki_pins(tmp_path / "missing.pem")
+
+
+def test_launch_flags_route_everything_through_the_proxy_with_the_pins(tmp_path: Path) -> None:
+    ca = CertAuthority(tmp_path / "proxy-ca.pem")
+    ca.leaf_path("127.0.0.1")
+    args = BrowserPool("127.0.0.1:8123", ca_file=ca.path).launch_args()
+    assert "--proxy-server=http://127.0.0.1:8123" in args
+    assert "--proxy-bypass-list=<-loopback>" in args  # loopback through the proxy too
+    assert f"--ignore-certificate-errors-spki-list={','.join(proxy_spki_pins(ca.path))}" in args
+    assert "--ignore-certificate-errors" not in args  # no blanket trust
+    # Playwright's own --disable-features (HttpsUpgrades among them) must not be
+    # replaced: Chromium keeps only the last of repeated switches
+    assert not any(a.startswith(("--disable-features", "--enable-features")) for a in args)

@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from webark.core.errors import BrowserUnavailableError, WebarkError
 
 from .behaviors import SETUP_HINT, BehaviorOptions, behaviors_script, init_script
+from .procs import ProcessUsage, command_name, descendants, usage
 from .visit import PageVisit, PrefetchedDocument, Viewport, VisitSettings, visit_page
 
 __all__ = [
@@ -44,15 +45,12 @@ QUIET_ARGS = (
     "--no-first-run",
     "--disable-quic",
 )
-#: Flags of every launch of the pool: :data:`QUIET_ARGS`, media that plays without a
-#: gesture (the autoplay behavior), muted, and no HTTPS-Upgrades (the crawl asked for
-#: the http: URL; Chromium would otherwise try https: first).
-CHROMIUM_ARGS = (
-    *QUIET_ARGS,
-    "--mute-audio",
-    "--autoplay-policy=no-user-gesture-required",
-    "--disable-features=HttpsUpgrades",
-)
+#: Flags of every launch of the pool: :data:`QUIET_ARGS`, and media that plays without a
+#: gesture (the autoplay behavior). Playwright's own switches come first: headless,
+#: muted, and ``--disable-features`` with HttpsUpgrades among them, which keeps an
+#: ``http:`` URL on http (no second ``--disable-features`` here: Chromium may take
+#: only the last one).
+CHROMIUM_ARGS = (*QUIET_ARGS, "--autoplay-policy=no-user-gesture-required")
 
 
 DEFAULT_VIEWPORT = Viewport()
@@ -164,6 +162,8 @@ class BrowserPool:
         self._pw: Any = None
         self._browser: Any = None
         self._settings: VisitSettings | None = None
+        self.browser_pid: int | None = None
+        """The Chromium browser process (its PID; None before :meth:`start`)."""
         self.open_pages = 0
         """Pages open now."""
         self.peak_open_pages = 0
@@ -205,6 +205,7 @@ class BrowserPool:
                                        self.thumbnail_width, self.idle_timeout,
                                        self.user_agent)  # fmt: skip
         args = self.launch_args()
+        before = set(descendants(os.getpid()))
         self._pw = await async_playwright().start()
         try:
             self._browser = await self._pw.chromium.launch(
@@ -214,6 +215,20 @@ class BrowserPool:
             self._pw = None
             raise BrowserUnavailableError(
                 f"Chromium ({self.executable_path}) did not start: {exc}") from exc
+        self.browser_pid = next((p for p in descendants(os.getpid()) if p not in before
+                                 and command_name(p).startswith(("chromium", "chrome"))),
+                                None)  # fmt: skip
+
+    def process_ids(self) -> list[int]:
+        """PIDs of this pool's Chromium: the browser process, then its helpers
+        (renderers, GPU, network, zygotes); empty when not running or not on Linux."""
+        if self.browser_pid is None or not command_name(self.browser_pid):
+            return []
+        return [self.browser_pid, *descendants(self.browser_pid)]
+
+    def usage(self) -> ProcessUsage:
+        """CPU seconds and resident memory of :meth:`process_ids` now (:mod:`.procs`)."""
+        return usage(self.process_ids())
 
     async def aclose(self) -> None:
         """Close Chromium and Playwright's driver (pages still open are closed)."""

@@ -4,7 +4,9 @@ out (:class:`PageVisit`), and the steps in between (:func:`visit_page`).
 The steps, in the order of Brozzler's ``browse_page`` and Browsertrix-crawler's page
 loop: a fresh BrowserContext (no cookies, cache or service workers shared with other
 pages); per-page request headers (``extra_headers``, e.g. a ``Warcprox-Meta``, as
-Brozzler sends with ``Network.setExtraHTTPHeaders``); navigation until ``load``
+Brozzler sends with ``Network.setExtraHTTPHeaders``); one route that serves the
+prefetched document, if any, and keeps the page from navigating away after its first
+navigation (:func:`_keep_page`); navigation until ``load``
 (bounded by ``load_timeout``); the viewport screenshot and its thumbnail (taken at
 load, before behaviors, as Brozzler and Browsertrix do: the page as a visitor first
 sees it); the behaviors (webark's expand, then ``browsertrix-behaviors`` ``run()`` in
@@ -25,6 +27,8 @@ from typing import Any, TypeVar
 from urllib.parse import urldefrag
 
 from webark.warc.payload import decode_content
+
+from .behaviors import BehaviorOptions
 
 __all__ = ["PageVisit", "PrefetchedDocument", "RequestCounts", "Viewport", "visit_page"]
 
@@ -121,13 +125,16 @@ class PageVisit:
             (no response, e.g. a navigation that failed or timed out before one).
         title: the document title ("" when none or unknown).
         outlinks: absolute ``http(s)`` URLs of ``a[href]`` and ``area[href]`` in all
-            frames (iframes included), read after the behaviors ran; fragments removed,
-            each once, in document order (main frame first).
+            frames (iframes included), read after the behaviors ran, then the targets
+            of main-frame navigations that were stopped (after the first navigation
+            the page is kept where it is: a link clicked by autoclick, a script
+            setting ``location``); fragments removed, each once, in document order
+            (main frame first).
         window_open: absolute URLs the page passed to ``window.open`` (no popup was
             opened), each once.
         requests: the page's requests (:class:`RequestCounts`).
         screenshot_png: PNG of the viewport at load (viewport size), or None when it
-            could not be taken (see ``errors``).
+            could not be taken (see ``errors``) or the main document got no response.
         thumbnail_jpeg: JPEG of the same view scaled to the pool's thumbnail width, or
             None.
         elapsed: wall-clock seconds of the whole visit.
@@ -237,7 +244,7 @@ class VisitSettings:
 
     viewport: Viewport
     init_script: str
-    behaviors: Any  # BehaviorOptions (kept loose: no import cycle)
+    behaviors: BehaviorOptions
     thumbnail_width: int
     idle_timeout: float
     user_agent: str | None
@@ -267,6 +274,39 @@ async def _screenshots(page: Any, s: VisitSettings,
     return png, jpeg
 
 
+async def _keep_page(page: Any, traffic: _Traffic, fulfil: dict[str, Any] | None,
+                     left: list[str]) -> None:  # fmt: skip
+    """Route the page's requests: its first main-frame navigation (the URL asked for)
+    is answered from ``fulfil`` when given (:meth:`PrefetchedDocument.fulfil_args`),
+    else sent on; after it the page stays: any later main-frame navigation to another
+    document (a link autoclick clicked, a script setting ``location``, before or after
+    load) is aborted and its URL added to ``left`` (an outlink: the crawl visits it as
+    a page of its own). Redirects of the first navigation are followed (Playwright
+    routes see only the first request of a redirect chain); same-document navigations
+    (``#fragment``, ``history.pushState``) make no request. Every other request is sent
+    on unchanged. Browsertrix-crawler also keeps behaviors from leaving the page.
+
+    Playwright serves a routed page without its HTTP cache; each page has a fresh
+    context anyway."""
+    first = [True]
+
+    async def route_request(route: Any, request: Any) -> None:
+        if request.is_navigation_request() and request.frame == page.main_frame:
+            if not first[0]:
+                left.append(request.url)
+                await route.abort("aborted")
+                return
+            first[0] = False
+            if fulfil is not None:
+                traffic.fulfilled += 1
+                traffic.served.add(request)
+                await route.fulfill(**fulfil)
+                return
+        await route.continue_()
+
+    await page.route("**/*", route_request)
+
+
 async def _behave(page: Any, s: VisitSettings, budget: float) -> bool:
     """Run the behaviors within ``budget`` seconds; True when they all finished."""
     opts = s.behaviors
@@ -292,6 +332,20 @@ async def _behave(page: Any, s: VisitSettings, budget: float) -> bool:
 
 _LINKS = """() => self.__webark ? [self.__webark.links(), self.__webark.opened()]
     : [Array.from(document.querySelectorAll("a[href], area[href]"), a => String(a.href)), []]"""
+
+
+async def _read(page: Any, errors: list[str]) -> tuple[list[str], list[str], str]:
+    """The links and ``window.open`` targets of every frame, and the title."""
+    links: list[str] = []
+    opened: list[str] = []
+    for frame in list(page.frames):
+        got = await _bounded(frame.evaluate(_LINKS), STEP_TIMEOUT,
+                             f"outlinks of {frame.url}", errors)  # fmt: skip
+        if got:
+            links.extend(got[0])
+            opened.extend(got[1])
+    title = await _bounded(page.title(), STEP_TIMEOUT, "title", errors)
+    return links, opened, title or ""
 
 
 async def visit_page(
@@ -337,18 +391,8 @@ async def visit_page(
                 main_status.append(resp.status)
 
         page.on("response", on_response)
-        if fulfil is not None:
-
-            async def serve_document(route: Any, request: Any) -> None:
-                if (traffic.fulfilled == 0 and request.is_navigation_request()
-                        and request.frame == page.main_frame):  # fmt: skip
-                    traffic.fulfilled += 1
-                    traffic.served.add(request)
-                    await route.fulfill(**fulfil)
-                else:
-                    await route.continue_()
-
-            await page.route("**/*", serve_document)
+        left: list[str] = []  # navigations stopped by _keep_page
+        await _keep_page(page, traffic, fulfil, left)
         loaded = False
         try:
             await page.goto(url, wait_until="load", timeout=load_timeout * 1000)
@@ -358,31 +402,25 @@ async def visit_page(
                 raise
             kind = "timeout" if "Timeout" in type(exc).__name__ else "navigation"
             errors.append(f"{kind}: {_first_line(exc)}")
-        if fulfil is not None:
-            with contextlib.suppress(PlaywrightError):
-                await page.unroute("**/*", serve_document)
-        png, jpeg = await _screenshots(page, s, errors)
+        png = jpeg = None
         finished = False
-        if loaded:
-            deadline = start + load_timeout + behavior_timeout
-            finished = await _behave(page, s, min(behavior_timeout, deadline - time.monotonic()))
-            if not finished:
-                errors.append(f"behaviors: stopped at the time limit ({behavior_timeout:.1f} s)")
-            await traffic.quiet(s.idle_timeout)
-        links: list[str] = []
-        opened: list[str] = []
-        for frame in list(page.frames):
-            got = await _bounded(frame.evaluate(_LINKS), STEP_TIMEOUT,
-                                 f"outlinks of {frame.url}", errors)  # fmt: skip
-            if got:
-                links.extend(got[0])
-                opened.extend(got[1])
-        title = await _bounded(page.title(), STEP_TIMEOUT, "title", errors)
+        links: tuple[list[str], list[str], str] = ([], [], "")
+        # without a response Chromium shows an error page of its own: nothing to read
+        if main_status:
+            png, jpeg = await _screenshots(page, s, errors)
+            if loaded:
+                finished = await _behave(page, s, behavior_timeout)
+                if not finished:
+                    errors.append(f"behaviors: stopped at the time limit "
+                                  f"({behavior_timeout:.1f} s)")  # fmt: skip
+                await traffic.quiet(s.idle_timeout)
+            links = await _read(page, errors)
         if not browser.is_connected():
             raise PlaywrightError("the browser is gone")
         return PageVisit(
             url=url, final_url=page.url, status=main_status[-1] if main_status else None,
-            title=title or "", outlinks=_unique(links), window_open=_unique(opened),
+            title=links[2], outlinks=_unique(links[0] + left),
+            window_open=_unique(links[1]),
             requests=traffic.counts(), screenshot_png=png, thumbnail_jpeg=jpeg,
             elapsed=time.monotonic() - start, behavior_finished=finished,
             errors=tuple(errors),
