@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
@@ -31,6 +32,9 @@ from test_browser_worker import require_browser
 from http_wait import WEBARK
 from js_site import js_site, site_urls
 from sites import Hit
+from webark.crawl.browser.titles import TITLES_FILE, append_title, read_titles
+from webark.crawl.job import job_from_mapping
+from webark.crawl.page_list import write_page_list
 from webark.crawllog import parse_line
 from webark.warc.reader import ArchiveReader
 
@@ -101,7 +105,9 @@ def test_the_bulk_crawler_alone_misses_most_of_the_site(crawls: dict[str, Crawl]
     found = set(urls.all) & c.cdx_urls
     assert found == set(urls.static)
     assert (len(found), len(urls.all)) == (7, 48)
-    assert c.report.get("pages", 0) == 0
+    assert c.report == {}  # no browser: section, no browser report
+    summary = json.loads((c.job_dir / "reports" / "crawl-report.json").read_text())
+    assert "browser_pages" not in summary
 
 
 def test_every_page_in_the_browser_captures_all_of_it(crawls: dict[str, Crawl]) -> None:
@@ -112,6 +118,8 @@ def test_every_page_in_the_browser_captures_all_of_it(crawls: dict[str, Crawl]) 
     pages = [u for u in urls.pages if not u.endswith("/frame.html")]
     assert c.report["pages"] == len(pages) == 35
     assert c.report["by_reason"] == {"host": 35} and c.report["errors"] == 0
+    summary = json.loads((c.job_dir / "reports" / "crawl-report.json").read_text())
+    assert summary["browser_pages"] == 35
     assert c.report["proxied"] == c.report["captured"] == c.report["page_requests"]
     by_uri: dict[str, list[Any]] = {}
     for ln in c.lines:
@@ -178,6 +186,27 @@ def test_screenshots_point_at_their_page(crawls: dict[str, Crawl]) -> None:
         assert data.startswith(b"\x89PNG" if "view:" in r.target_uri else b"\xff\xd8")
 
 
+def test_pages_get_the_browsers_titles(crawls: dict[str, Crawl], tmp_path: Path) -> None:
+    c = crawls["all"]
+    titles = read_titles(c.job_dir / "state" / TITLES_FILE)
+    assert titles[c.origin + "/"] == "js site" and len(titles) == 35
+    listed = {p["url"]: p["title"] for p in _pages(c.job_dir)}
+    assert listed == titles
+    # a title the scripts set (a single-page app's) wins over the captured HTML's
+    job_dir = tmp_path / "job"
+    shutil.copytree(c.job_dir, job_dir)
+    append_title(job_dir / "state" / TITLES_FILE, c.origin + "/", "Rendered by script")
+    write_page_list(job_from_mapping({**json.loads((job_dir / "state" / "job.json").read_text()),
+                                      "job_dir": str(job_dir)}))  # fmt: skip
+    again = {p["url"]: p["title"] for p in _pages(job_dir)}
+    assert again == {**titles, c.origin + "/": "Rendered by script"}
+
+
+def _pages(job_dir: Path) -> list[dict[str, Any]]:
+    lines = (job_dir / "pages" / "pages.jsonl").read_text().splitlines()
+    return [json.loads(ln) for ln in lines[1:]]
+
+
 def test_warcs_pass_webark_and_warcio_checks(crawls: dict[str, Crawl]) -> None:
     for name in ("all", "heuristic"):
         warcs = [str(p) for p in crawls[name].warcs]
@@ -193,8 +222,7 @@ def test_replay_renders_from_the_archive_alone(browser: Any, crawls: dict[str, C
                                                tmp_path: Path) -> None:  # fmt: skip
     c = crawls["all"]
     make_collection(tmp_path / "colls", "hybrid", c.warcs)
-    pages = [json.loads(ln) for ln in (c.job_dir / "pages" / "pages.jsonl").read_text()
-             .splitlines()[1:]]  # fmt: skip
+    pages = _pages(c.job_dir)
     assert len(pages) == 35  # the iframe's document is no page of its own
     with webark_serve(tmp_path / "colls") as base:
         prefix = base + "hybrid/"

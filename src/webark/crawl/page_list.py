@@ -5,14 +5,19 @@ WARCs and crawl.log (:mod:`webark.search.pages` says which captures are pages).
 Written again at the end of every run of the job (``--resume`` included), over all its
 WARCs, so it always lists the whole job; the file is replaced whole (a crash leaves the
 previous one).
+
+A hybrid crawl's pages (``browser:``) get the title their browser visit saw
+(:mod:`webark.crawl.browser.titles`) instead of the captured HTML's, when it had one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from pathlib import Path
 
+from webark.crawl.browser.titles import TITLES_FILE, read_titles
 from webark.crawl.job import CrawlJob
 from webark.search.pages import HopPaths, pages_of_warcs, write_pages
 from webark.warc.record import Problem
@@ -33,7 +38,10 @@ def write_page_list(job: CrawlJob) -> list[Path]:
     problems: list[Problem] = []
     try:
         hops = HopPaths([crawl_log] if crawl_log.is_file() else [])
-        n = write_pages(job.pages_path, pages_of_warcs(warcs, hops=hops, problems=problems))
+        titles = read_titles(job.state_dir / TITLES_FILE)
+        pages = (dataclasses.replace(pg, title=titles[pg.url]) if titles.get(pg.url) else pg
+                 for pg in pages_of_warcs(warcs, hops=hops, problems=problems))  # fmt: skip
+        n = write_pages(job.pages_path, pages)
     except OSError as e:
         log.error("pages/pages.jsonl not written (%s); `webark wacz pages %s` writes it",
                   e, job.job_dir)  # fmt: skip

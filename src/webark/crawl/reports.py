@@ -95,10 +95,20 @@ class CrawlSummaryReport:
             "not_modified": snap.not_modified,
             "not_modified_bytes": snap.not_modified_bytes,
             "warc_bytes": snap.warc_bytes,
+            **_browser_pages(snap),
         }
 
     def render_text(self, snap: StatsSnapshot) -> str:
         return "".join(f"{k}: {'-' if v is None else v}\n" for k, v in self.to_json(snap).items())
+
+
+def _browser_pages(snap: StatsSnapshot) -> dict[str, int]:
+    """``browser_pages`` (pages the hybrid crawl rendered in its browser) when the crawl
+    has a ``browser:`` section, else nothing."""
+    from webark.crawl.browser.report import BrowserSnapshot
+
+    ext = snap.extensions.get("browser")
+    return {"browser_pages": ext.counts.pages} if isinstance(ext, BrowserSnapshot) else {}
 
 
 class HostsReport:

@@ -61,6 +61,7 @@ from webark.crawl.browser.gate import BrowserTraffic, CrawlGate, HostSlots, Page
 from webark.crawl.browser.pool import BrowserPool
 from webark.crawl.browser.report import BrowserCounts, BrowserReport, BrowserSnapshot
 from webark.crawl.browser.rules import DelegationRules
+from webark.crawl.browser.titles import TITLES_FILE, append_title
 from webark.crawl.browser.visit import PageVisit, PrefetchedDocument, Viewport
 from webark.crawl.extract import Link
 from webark.crawl.processing import UriProcessing
@@ -233,6 +234,7 @@ class BrowserDelegation:
         c.errors += bool(visit.errors)
         if visit.title:
             self.titles[curi.uri] = visit.title
+            append_title(self.job.state_dir / TITLES_FILE, curi.uri, visit.title)
         for e in visit.errors[:5]:
             log.info("browser: %s: %s", curi.uri, e)
         return _Rendered(visit, captures, reason)
