@@ -15,7 +15,8 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -242,3 +243,44 @@ def replay_in_full(browser: Any, base: str, prefix: str, timestamp: str, url: st
         return sum(1 for u, s in requests.statuses.items() if s < 400 and original_url(u, prefix))
     finally:
         context.close()
+
+
+def wait_for_frame(page: Any, match: Callable[[Any], bool], seconds: float = 60) -> Any:
+    """The first frame of the Playwright ``page`` for which ``match(frame)`` holds, polled
+    every 250 ms until ``seconds`` (wall clock) have passed; fails the test naming the
+    frames' URLs then."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = next((f for f in page.frames if match(f)), None)
+        if found is not None:
+            return found
+        if time.monotonic() > deadline:
+            pytest.fail(f"no such frame among {[f.url for f in page.frames]}")
+        page.wait_for_timeout(250)
+
+
+#: in a frame: is its document served through a service worker (``controller`` set)?
+CONTROLLED = "() => !!(navigator.serviceWorker && navigator.serviceWorker.controller)"
+
+
+def reload_until_controlled(page: Any, frame_prefix: str, seconds: float = 60) -> Any:
+    """Reload ``page`` until its frame whose URL starts with ``frame_prefix`` is controlled
+    by the service worker of that scope; that frame (fails the test after ``seconds``).
+
+    A worker that is ``active`` can still miss the reload's navigation of the frame (seen
+    under load with ReplayWeb.page: the frame ``replay/?source=…`` is then the static
+    server's directory listing, ui.js never runs in it and the viewer never shows a
+    page), so the frame's own ``navigator.serviceWorker.controller`` is the condition."""
+    deadline = time.monotonic() + seconds
+    while True:
+        page.reload()
+        frame = wait_for_frame(page, lambda f: f.url.startswith(frame_prefix),
+                               max(1.0, deadline - time.monotonic()))  # fmt: skip
+        try:
+            frame.wait_for_load_state("load")
+            if frame.evaluate(CONTROLLED):
+                return frame
+        except Exception:  # the frame navigated or went while being read: reload
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"{frame_prefix} never controlled by its service worker: {frame.url}")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import VIEWPORT, require
+from browser_support import VIEWPORT, reload_until_controlled, require, wait_for_frame
 
 from http_wait import WEBARK
 from sites import TestSite
@@ -111,24 +111,13 @@ def _open(browser: Any, viewer: dict[str, Any], name: str,
             else outside.append(r.url))  # fmt: skip
     page.goto(viewer["base"] + name)
     # the first visit installs the viewer's service worker (and may show its frame
-    # before the worker controls it); from the second on, the worker serves the viewer
+    # before the worker controls it); from the second on, the worker serves the viewer:
+    # reloaded until the viewer's app frame is controlled by it (browser_support)
     page.wait_for_function(
         "async () => { const r = await navigator.serviceWorker.getRegistration('./replay/');"
         " return !!(r && r.active); }", timeout=60000)
-    page.reload()
+    reload_until_controlled(page, viewer["base"] + "replay/?")
     return ctx, page, outside
-
-
-def _frame(page: Any, match: Any, seconds: float = 60) -> Any:
-    """The first frame of ``page`` for which ``match(frame)`` holds, polled."""
-    for _ in range(int(seconds * 4)):
-        found = next((f for f in page.frames if match(f)), None)
-        if found is not None:
-            return found
-        page.wait_for_timeout(250)
-    pytest.fail(f"no such frame among {[f.url for f in page.frames]}")
-
-
 
 
 #: the text of a document with the text of its (open) shadow roots, white space
@@ -150,7 +139,7 @@ def _text_of_viewer(page: Any, base: str, want: list[str], seconds: float = 60) 
     """The deep text of the viewer's app frame once it holds every string of ``want``."""
     text = ""
     for _ in range(int(seconds * 2)):
-        app = _frame(page, lambda f: f.url.startswith(base + "replay/?"))
+        app = wait_for_frame(page, lambda f: f.url.startswith(base + "replay/?"))
         try:
             text = app.evaluate(DEEP_TEXT)
         except Exception:  # the frame navigated while being read: read it again
@@ -178,7 +167,7 @@ def test_a_page_replays_from_the_package(browser: Any, viewer: dict[str, Any]) -
     ctx, page, outside = _open(browser, viewer, "page.html", target)
     try:
         # the archived page, in the viewer's replay frame (…/replay/w/…/mp_/http://…/a.html)
-        archived = _frame(page, lambda f: "/w/" in f.url and f.url.endswith("/a.html"))
+        archived = wait_for_frame(page, lambda f: "/w/" in f.url and f.url.endswith("/a.html"))
         archived.wait_for_load_state("load")
         assert archived.title() == "Page A"
         # the link to C and the archived style sheet (body color #123) came with it

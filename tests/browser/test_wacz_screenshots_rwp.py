@@ -15,8 +15,8 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from browser_support import require
-from test_wacz_replaywebpage import RWP_DIR, RWP_VERSION, RangeHandler, _frame, _open
+from browser_support import require, wait_for_frame
+from test_wacz_replaywebpage import RWP_DIR, RWP_VERSION, RangeHandler, _open
 
 from http_wait import WEBARK
 from screenshot_site import PAGE, image_size, images, write_screenshot_warc
@@ -63,7 +63,7 @@ def viewer(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[d
 def test_page_list_shows_the_thumbnails(browser: Any, viewer: dict[str, Any]) -> None:
     ctx, page, outside = _open(browser, viewer, "list.html", None)
     try:
-        app = _frame(page, lambda f: f.url.startswith(viewer["base"] + "replay/?"))
+        app = wait_for_frame(page, lambda f: f.url.startswith(viewer["base"] + "replay/?"))
         loaded: list[Any] = []
         for _ in range(120):
             found = app.evaluate(THUMBNAILS)

@@ -156,7 +156,9 @@ def _job_keys_epilog() -> str:
     default=None,
     help="Resolve only the --resolve hosts (no system resolver: nothing leaves loopback).",
 )
-@click.option("--max-uris", type=int, metavar="N", help="Stop after N successful fetches.")
+@click.option("--max-uris", type=int, metavar="N",
+              help="Stop after N successful fetches of frontier URIs (dns: and robots.txt "
+              "prerequisites not counted; Heritrix's maxDocumentsDownload counts them).")
 @click.option("--max-retries", type=int, metavar="N", help="Retries of network failures (30).")
 @click.option("--retry-delay", type=float, metavar="S", help="Seconds between them (900).")
 @click.option("--workers", type=int, metavar="N", help="Concurrent fetches (all hosts).")

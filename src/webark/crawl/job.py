@@ -57,8 +57,9 @@ JOB_KEYS: dict[str, str] = {
     "job_name": "collection / job name (warcinfo isPartOf; default: the job_dir name)",
     "allow_private": "bool: allow private, loopback and link-local addresses",
     "workers": "int >= 1: concurrent fetches (over all hosts; one per host at a time)",
-    "max_uris": "int >= 1: stop after this many successful fetches, robots.txt included "
-    "(Heritrix maxDocumentsDownload; null = no limit)",
+    "max_uris": "int >= 1: stop after this many successful fetches of frontier URIs; the "
+    "dns: and robots.txt prerequisites are not counted (Heritrix's maxDocumentsDownload "
+    "counts them: its downloadedUriCount includes prerequisites); null = no limit",
     "max_bytes": "int >= 1: stop after this many bytes downloaded (Heritrix maxBytesDownload)",
     "max_uris_per_host": "int >= 1: successful fetches per host (its robots.txt not "
     "counted), then its other URIs are logged -5003, Q:hostQuota (Heritrix QuotaEnforcer)",

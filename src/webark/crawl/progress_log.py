@@ -61,7 +61,11 @@ def progress_line(snap: StatsSnapshot, since: tuple[float, int, int] | None) -> 
     congestion = math.nan
     if f is not None:
         queued = f.queued
-        discovered = f.queued + f.in_flight + f.finished
+        # Heritrix's discoveredUriCount (queued + future + succeeded + failed +
+        # disregarded): every URI with a final crawl.log line (snap.processed), the
+        # dns: and robots.txt prerequisites fetched outside the frontier included, so
+        # discovered >= downloaded (succeeded lines) by construction
+        discovered = f.queued + f.in_flight + max(snap.processed, f.finished)
         max_depth = f.top_queues[0].queued if f.top_queues else 0
         active = f.ready_queues + f.snoozed_queues + f.in_flight_queues
         avg_depth = f.queued // active if active else 0

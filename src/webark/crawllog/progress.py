@@ -12,7 +12,8 @@ so :func:`parse_progress_line` splits on whitespace, as Heritrix log tools do::
     2008-06-02T16:58:47Z         243          33          211       4.35(5.28)     27(92) …
     20080602165807 CRAWL RESUMED - Running
 
-Columns: ``discovered`` (URIs the frontier took in: queued, in flight or finished),
+Columns: ``discovered`` (URIs queued, in flight or finished, the ``dns:`` and robots.txt
+prerequisites included: Heritrix's ``discoveredUriCount``, never below ``downloaded``),
 ``queued``, ``downloaded`` (fetched successfully), ``doc/s(avg)`` (documents per second
 over the last interval, and over the crawl), ``KB/s(avg)`` (KiB per second, same),
 ``dl-failures``, ``busy-thread``, ``mem-use-KB``, ``heap-size-KB`` (the JVM's memory;
