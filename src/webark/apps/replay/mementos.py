@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from webark.apps.replay.budget import ByteBudget, Lease
+from webark.apps.replay.certificates import certificate_of
 from webark.apps.replay.leased import Deferred, LeasedResponse, limiters
 from webark.apps.replay.memento import (
     BadAcceptDatetime,
@@ -279,7 +280,8 @@ class MementoViews(PageViews):
                 )
 
             banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt),
-                            _screenshot_link(ctx, rc, prefix))  # fmt: skip
+                            _screenshot_link(ctx, rc, prefix),
+                            _certificate(ctx, rc))  # fmt: skip
         rendered = render(
             rc, url=url, prefix=record_prefix(prefix, live_mode) if live_mode else prefix,
             root="/",
@@ -330,6 +332,17 @@ def _screenshot_link(ctx: ReplayContext, rc: ResolvedCapture,
     if shot is None:
         return None
     return shot.href(prefix), display_date(shot.line.timestamp)
+
+
+def _certificate(ctx: ReplayContext, rc: ResolvedCapture) -> dict[str, object] | None:
+    """The banner's certificate of an https HTML capture ``rc`` (its JSON form), None
+    for other media (no banner there, so no lookup) or without a chain record
+    (:func:`webark.apps.replay.certificates.certificate_of`)."""
+    ctype = (rc.header("Content-Type") or rc.line.mime or "").lower()
+    if "html" not in ctype:
+        return None
+    cert = certificate_of(ctx, rc)
+    return cert.data() if cert is not None else None
 
 
 def _fuzzy_header(fuzzy: FuzzyMatch | None) -> dict[str, str]:
