@@ -39,7 +39,7 @@ from webark.apps.replay.paths import (
     coll_prefix,
     record_prefix,
 )
-from webark.apps.replay.record import Recorder, RecordFailure
+from webark.apps.replay.record import Recorder, RecordFailure, skipped
 from webark.apps.replay.render import RAW_CSP, REPLAY_CSP, Banner, Rendered, render, rewrite_weight
 from webark.apps.replay.request_info import (
     BODY_METHODS,
@@ -164,8 +164,10 @@ class MementoViews(PageViews):
         (``target.kind == "patch"``, pywb's, its issue 601): the latest capture of
         exactly this URL when the collection has one (served with links to
         ``/{coll}/patch/…``, nothing fetched), else recorded. 404 when the server does
-        not record; 409 for a collection that cannot be indexed while written; 502 /
-        504 / 403 when the live URL cannot be fetched (nothing written)."""
+        not record; a request with ``Recorder-Skip: 1`` is fetched and served so but
+        not recorded (:meth:`.record.Recorder.live`); 409 for a collection that cannot
+        be indexed while written; 502 / 504 / 403 when the live URL cannot be fetched
+        (nothing written)."""
         if self.recorder is None:
             return self.pages.error(404, "Record mode is off",
                                     "This server does not record (webark serve --record).",
@@ -179,6 +181,14 @@ class MementoViews(PageViews):
             if have is not None:
                 return have
         rec_path = record_prefix(coll_prefix("/", ctx.name), target.kind)
+        if skipped(request.headers.items()):  # pywb's Recorder-Skip: 1, nothing written
+            live = await self.recorder.live(target.url, request.headers.items(), rec_path)
+            if isinstance(live, RecordFailure):
+                return self.pages.error(live.status, live.reason, live.message, ctx.name)
+            shown = Target("memento", ctx.name, target.url, live.line.timestamp,
+                           target.modifier)  # fmt: skip
+            return await anyio.to_thread.run_sync(
+                lambda: self._serve(ctx, shown, live, ask, live_mode=target.kind))
         try:
             self.recorder.backend(ctx.folder)
         except (CollectionError, ValueError) as exc:
