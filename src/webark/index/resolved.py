@@ -263,6 +263,20 @@ def resolve_capture(
     raise NotReplayable(line, record)
 
 
+def resolve_record(line: CdxLine, record: WarcRecord) -> ResolvedCapture:
+    """A :class:`ResolvedCapture` of a ``response`` or ``resource`` record in hand
+    (e.g. built in memory and never written: record mode's ``Recorder-Skip``), as
+    :func:`resolve_capture` makes of a loaded one; ``line`` describes it (its
+    ``url``, ``timestamp``, ``mime``).
+
+    Raises:
+        NotReplayable: any other record type (a revisit needs its original).
+    """
+    if record.type not in ("response", "resource"):
+        raise NotReplayable(line, record)
+    return _build(line, record, None)
+
+
 def _build(
     line: CdxLine, record: WarcRecord, original: WarcRecord | None, *, empty: bool = False
 ) -> ResolvedCapture:

@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from webark.apps.replay.budget import ByteBudget, Lease
+from webark.apps.replay.certificates import certificate_of
 from webark.apps.replay.leased import Deferred, LeasedResponse, limiters
 from webark.apps.replay.memento import (
     BadAcceptDatetime,
@@ -38,7 +39,7 @@ from webark.apps.replay.paths import (
     coll_prefix,
     record_prefix,
 )
-from webark.apps.replay.record import Recorder, RecordFailure
+from webark.apps.replay.record import Recorder, RecordFailure, skipped
 from webark.apps.replay.render import RAW_CSP, REPLAY_CSP, Banner, Rendered, render, rewrite_weight
 from webark.apps.replay.request_info import (
     BODY_METHODS,
@@ -163,8 +164,10 @@ class MementoViews(PageViews):
         (``target.kind == "patch"``, pywb's, its issue 601): the latest capture of
         exactly this URL when the collection has one (served with links to
         ``/{coll}/patch/…``, nothing fetched), else recorded. 404 when the server does
-        not record; 409 for a collection that cannot be indexed while written; 502 /
-        504 / 403 when the live URL cannot be fetched (nothing written)."""
+        not record; a request with ``Recorder-Skip: 1`` is fetched and served so but
+        not recorded (:meth:`.record.Recorder.live`); 409 for a collection that cannot
+        be indexed while written; 502 / 504 / 403 when the live URL cannot be fetched
+        (nothing written)."""
         if self.recorder is None:
             return self.pages.error(404, "Record mode is off",
                                     "This server does not record (webark serve --record).",
@@ -178,6 +181,14 @@ class MementoViews(PageViews):
             if have is not None:
                 return have
         rec_path = record_prefix(coll_prefix("/", ctx.name), target.kind)
+        if skipped(request.headers.items()):  # pywb's Recorder-Skip: 1, nothing written
+            live = await self.recorder.live(target.url, request.headers.items(), rec_path)
+            if isinstance(live, RecordFailure):
+                return self.pages.error(live.status, live.reason, live.message, ctx.name)
+            shown = Target("memento", ctx.name, target.url, live.line.timestamp,
+                           target.modifier)  # fmt: skip
+            return await anyio.to_thread.run_sync(
+                lambda: self._serve(ctx, shown, live, ask, live_mode=target.kind))
         try:
             self.recorder.backend(ctx.folder)
         except (CollectionError, ValueError) as exc:
@@ -279,7 +290,8 @@ class MementoViews(PageViews):
                 )
 
             banner = Banner(display_date(ts), captures_url(prefix, url), cap(prev), cap(nxt),
-                            _screenshot_link(ctx, rc, prefix))  # fmt: skip
+                            _screenshot_link(ctx, rc, prefix),
+                            _certificate(ctx, rc))  # fmt: skip
         rendered = render(
             rc, url=url, prefix=record_prefix(prefix, live_mode) if live_mode else prefix,
             root="/",
@@ -330,6 +342,17 @@ def _screenshot_link(ctx: ReplayContext, rc: ResolvedCapture,
     if shot is None:
         return None
     return shot.href(prefix), display_date(shot.line.timestamp)
+
+
+def _certificate(ctx: ReplayContext, rc: ResolvedCapture) -> dict[str, object] | None:
+    """The banner's certificate of an https HTML capture ``rc`` (its JSON form), None
+    for other media (no banner there, so no lookup) or without a chain record
+    (:func:`webark.apps.replay.certificates.certificate_of`)."""
+    ctype = (rc.header("Content-Type") or rc.line.mime or "").lower()
+    if "html" not in ctype:
+        return None
+    cert = certificate_of(ctx, rc)
+    return cert.data() if cert is not None else None
 
 
 def _fuzzy_header(fuzzy: FuzzyMatch | None) -> dict[str, str]:

@@ -17,6 +17,13 @@ Only ``GET`` and ``HEAD`` are recorded (a HEAD is fetched as GET, so that what i
 archived can be replayed); the browser's cookies for the replay server are never sent
 upstream (see :func:`upstream_headers`).
 
+``Recorder-Skip: 1`` (pywb's request header, its recorder's ``skip`` check): the URL is
+fetched live and served, rewritten as a recorded capture would be, but nothing is
+written — no WARC record, no crawl.log line, nothing indexed (:meth:`Recorder.live`;
+only a Python ``logging`` INFO line names the URL). The response is built as an
+in-memory WARC response record (:meth:`webark.fetch.exchange.Exchange.to_records`)
+that is served and dropped, so that its rewriting is the recorded capture's exactly.
+
 What is written: every capture in full (pywb's ``dedup_policy: keep``, "index at once
 for instant replay"), response + request records, ``WARC-Protocol`` /
 ``WARC-Cipher-Suite`` over TLS; an upstream failure writes nothing and answers 502 /
@@ -38,13 +45,27 @@ from webark.apps.proxy.run import ProxySettings, open_backend
 from webark.apps.proxy.server import failure_status
 from webark.capture import CaptureMeta, CaptureResult, WarcCaptureBackend, capture_line
 from webark.capture.collection_sink import CollectionSink
+from webark.cdx.line import CdxLine
 from webark.core.timestamps import to_timestamp14
 from webark.fetch import HttpFetcher
 from webark.fetch.dns import OverrideResolver
 from webark.fetch.exchange import Exchange
 from webark.fetch.limits import FetchLimits
+from webark.index.capture_select import exact_key
+from webark.index.resolved import ResolvedCapture, resolve_record
+from webark.warc.builders import RecordBuilder
 
-__all__ = ["RecordFailure", "RecordSettings", "Recorder", "upstream_headers"]
+__all__ = ["SKIP_HEADER", "RecordFailure", "RecordSettings", "Recorder", "skipped",
+           "upstream_headers"]
+
+#: pywb's request header that asks record mode not to record this request (value ``1``).
+SKIP_HEADER = "recorder-skip"
+
+
+def skipped(headers: Iterable[tuple[str, str]]) -> bool:
+    """True when the request's fields carry ``Recorder-Skip: 1`` (pywb: the value
+    ``1``, name case-insensitive)."""
+    return any(n.lower() == SKIP_HEADER and v.strip() == "1" for n, v in headers)
 
 log = logging.getLogger(__name__)
 
@@ -231,6 +252,31 @@ class Recorder:
         task.add_done_callback(self._archiving.discard)
         await asyncio.shield(task)
         return to_timestamp14(ex.started)
+
+    async def live(self, url: str, headers: Iterable[tuple[str, str]],
+                   record_prefix: str) -> ResolvedCapture | RecordFailure:  # fmt: skip
+        """Fetch ``url`` (GET) for a ``Recorder-Skip`` request: the exchange as a
+        capture to serve (its line: ``url``, the fetch's 14-digit start, its media
+        type and status; its record: the response record never written), or why it
+        could not be fetched. Writes nothing; the collection need not be writable.
+
+        Args:
+            headers: the browser's request fields (:func:`upstream_headers`).
+            record_prefix: the path of the collection's record URLs.
+        """
+        refused = self.refusal(url)
+        if refused is not None:
+            return refused
+        ex = await self.fetcher().fetch(url, headers=upstream_headers(headers, record_prefix),
+                                        limits=self.settings.limits)  # fmt: skip
+        if not ex.ok:
+            status, reason = failure_status(ex)
+            return RecordFailure(status, reason, f"{url}: {ex.error}")
+        log.info("record mode: %s fetched live, not recorded (Recorder-Skip)", url)
+        response = ex.to_records(RecordBuilder())[0]
+        mime = (ex.header("content-type") or "-").split(";")[0].strip().lower() or "-"
+        line = CdxLine(exact_key(url), to_timestamp14(ex.started), url, mime, str(ex.status))
+        return resolve_record(line, response)
 
     @staticmethod
     async def _archive(backend: WarcCaptureBackend, url: str, ex: Exchange,

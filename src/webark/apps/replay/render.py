@@ -126,13 +126,16 @@ class Banner:
     """What the banner shows: ``date`` (display form, UTC), ``captures`` (URL of the
     capture list), ``prev``/``next``: ``(archival URL, display date)`` or None;
     ``screenshot``: ``(raw URL of the capture's urn:view: screenshot, display date)``
-    or None (:mod:`webark.apps.replay.screenshots`)."""
+    or None (:mod:`webark.apps.replay.screenshots`); ``certificate``: the JSON form of
+    the server's leaf certificate of an https capture
+    (:meth:`webark.apps.replay.certificates.Certificate.data`) or None."""
 
     date: str
     captures: str
     prev: tuple[str, str] | None = None
     next: tuple[str, str] | None = None
     screenshot: tuple[str, str] | None = None
+    certificate: dict[str, object] | None = None
 
     def data(self) -> dict[str, object]:
         def cap(c: tuple[str, str] | None) -> dict[str, str] | None:
@@ -140,7 +143,8 @@ class Banner:
 
         return {"date": self.date, "captures": self.captures,
                 "prev": cap(self.prev), "next": cap(self.next),
-                "screenshot": cap(self.screenshot)}  # fmt: skip
+                "screenshot": cap(self.screenshot),
+                "certificate": self.certificate}  # fmt: skip
 
 
 def _script_json(value: object) -> str:

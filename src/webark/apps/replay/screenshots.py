@@ -128,14 +128,27 @@ def screenshot_of(ctx: ReplayContext, rc: ResolvedCapture) -> Screenshot | None:
     Raises:
         IndexUnavailable: the index cannot be read.
     """
-    own = rc.record.record_id
-    ts = rc.line.timestamp
     hidden = ctx.access.hidden_from_api if ctx.access.rules else None
     try:
-        lines = closest(ctx.source, screenshot_uri(rc.line.url), ts, limit=CANDIDATES,
-                        exclude=hidden)  # fmt: skip
+        lines = closest(ctx.source, screenshot_uri(rc.line.url), rc.line.timestamp,
+                        limit=CANDIDATES, exclude=hidden)  # fmt: skip
     except ValueError:  # a page URL that gives no key: no screenshot either
         return None
+    found = linked_line(ctx, rc, lines, what="screenshot")
+    return Screenshot(*found) if found is not None else None
+
+
+def linked_line(ctx: ReplayContext, rc: ResolvedCapture, lines: Iterable[CdxLine], *,
+                what: str, unlinked_ok: bool = True) -> tuple[CdxLine, bool] | None:  # fmt: skip
+    """Of ``lines`` (records about capture ``rc``, nearest to it in time first), the
+    first within :data:`WINDOW` seconds whose ``WARC-Concurrent-To`` names ``rc``'s
+    record: ``(line, True)``; else (``unlinked_ok``) the nearest naming no record:
+    ``(line, False)``; never one naming another record; None when none fits. Reads one
+    record per candidate (blocking); an unreadable one (missing or damaged WARC) is
+    skipped and logged as ``what``. Used for screenshots (module docstring) and the
+    certificate chain (:mod:`webark.apps.replay.certificates`)."""
+    own = rc.record.record_id
+    ts = rc.line.timestamp
     unlinked: CdxLine | None = None
     for line in lines:
         if _seconds_apart(line.timestamp, ts) > WINDOW:
@@ -143,14 +156,14 @@ def screenshot_of(ctx: ReplayContext, rc: ResolvedCapture) -> Screenshot | None:
         try:
             linked_to = ctx.loader.load(line).headers.concurrent_to
         except (FormatError, WarcNotFound, OSError) as exc:
-            log.warning("collection %r: screenshot %s @ %s unreadable: %s", ctx.name,
+            log.warning("collection %r: %s %s @ %s unreadable: %s", ctx.name, what,
                         line.url, line.timestamp, exc)  # fmt: skip
             continue
         if own is not None and own in linked_to:
-            return Screenshot(line, True)
-        if not linked_to and unlinked is None:
+            return line, True
+        if unlinked_ok and not linked_to and unlinked is None:
             unlinked = line
-    return Screenshot(unlinked, False) if unlinked is not None else None
+    return (unlinked, False) if unlinked is not None else None
 
 
 class _Nearest:
@@ -294,6 +307,7 @@ def thumbnails_for_urls(ctx: ReplayContext, rows: Sequence[tuple[str, str, str]]
             out[key] = archival_url(prefix, hit.timestamp, hit.url, "id_")
     return out
 
+
 __all__ = [
     "CANDIDATES",
     "THUMBNAIL",
@@ -301,6 +315,7 @@ __all__ = [
     "WINDOW",
     "WITHOUT_SCREENSHOTS",
     "Screenshot",
+    "linked_line",
     "screenshot_of",
     "screenshot_uri",
     "thumbnails_for_rows",

@@ -4,7 +4,10 @@
  * or hide it, and it is position:fixed, so it takes no room in the page's layout.
  * Data: window.__webark_banner = {date, captures, prev: {href, date} | null, next: ...,
  * screenshot: {href, date} | null} (screenshot: the capture's urn:view: PNG, raw; a
- * "screenshot" link, the image itself shown as a preview on hover). */
+ * "screenshot" link, the image itself shown as a preview on hover),
+ * certificate: {subject, issuer, not_before, not_after, sha256, chain, count, linked} | null
+ * (the server's leaf certificate of an https capture: a "certificate" disclosure with
+ * its fields and the chain's PEM, webark/apps/replay/certificates.py). */
 (function () {
   "use strict";
   var data = window.__webark_banner;
@@ -48,6 +51,11 @@
       ' top: calc(100% + 8px); width: 320px; height: auto; background: #fff;' +
       ' border: 2px solid #23313f; border-radius: 4px; box-shadow: 0 2px 8px rgba(0,0,0,.4); }' +
       '.shotbox:hover .preview { display: block; }' +
+      'details.cert { position: relative; } details.cert summary { cursor: pointer; color: #9fd0ff; }' +
+      '.certbody { position: absolute; right: 0; top: calc(100% + 8px); background: #23313f; color: #fff;' +
+      ' padding: 8px; border-radius: 4px; white-space: normal; width: 420px; box-shadow: 0 2px 8px rgba(0,0,0,.4); }' +
+      '.certbody dt { color: #c8d2dc; } .certbody dd { margin: 0 0 4px 0; word-break: break-all; }' +
+      '.certbody pre { max-height: 160px; overflow: auto; font-size: 10px; white-space: pre; }' +
       '</style>' +
       '<div class="tab" role="navigation" aria-label="webark archive">' +
       '<span class="brand">webark</span>' +
@@ -58,6 +66,13 @@
       (data.screenshot ? '<span class="more shotbox"><a class="shot" href="' + esc(absolute(data.screenshot.href)) +
         '" title="screenshot taken when the page was captured (' + esc(data.screenshot.date) +
         ')">screenshot</a></span>' : '') +
+      (data.certificate ? '<span class="more"><details class="cert"><summary title="the server\'s TLS certificate">certificate</summary>' +
+        '<div class="certbody"><dl>' +
+        '<dt>subject</dt><dd class="subject">' + esc(data.certificate.subject) + '</dd>' +
+        '<dt>issuer</dt><dd class="issuer">' + esc(data.certificate.issuer) + '</dd>' +
+        '<dt>valid</dt><dd class="validity">' + esc(data.certificate.not_before) + ' \u2013 ' + esc(data.certificate.not_after) + '</dd>' +
+        '<dt>SHA-256</dt><dd class="sha256">' + esc(data.certificate.sha256) + '</dd></dl>' +
+        '<pre class="chain">' + esc(data.certificate.chain) + '</pre></div></details></span>' : '') +
       '<button type="button" class="toggle" title="hide / show">&#215;</button>' +
       '</div>';
     var tab = root.querySelector(".tab");
