@@ -11,11 +11,12 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from browser_support import VIEWPORT, reload_until_controlled, require, wait_for_frame
@@ -23,6 +24,8 @@ from browser_support import VIEWPORT, reload_until_controlled, require, wait_for
 from http_wait import WEBARK
 from sites import TestSite
 from wacz_site import EXPECTED_PAGES, PAGES, crawl_site
+
+T = TypeVar("T")
 
 RWP_VERSION = "2.5.3"
 RWP_DIR = (Path(__file__).resolve().parents[2] / ".cache" / f"replaywebpage-{RWP_VERSION}"
@@ -135,19 +138,49 @@ DEEP_TEXT = """() => {
 }"""
 
 
+#: what the static test server answers for ``replay/?…`` when ReplayWeb.page's service
+#: worker did not serve the navigation (its viewer never runs there)
+NOT_SERVED_BY_WORKER = "Directory listing for /replay/"
+
+
+def poll_viewer(page: Any, base: str, read: Callable[[Any], T], done: Callable[[T], bool],
+                seconds: float = 60) -> T:
+    """``read(app frame)`` every 500 ms until ``done`` of it, or ``seconds`` have passed
+    (the last value is returned: the caller's assertions say what was missing).
+
+    A frame the worker let go to the network after ``reload_until_controlled`` (seen
+    under load: the static server's listing came back and the viewer never ran) is
+    reloaded until controlled again, within the same deadline."""
+    deadline = time.monotonic() + seconds
+    while True:
+        app = wait_for_frame(page, lambda f: f.url.startswith(base + "replay/?"))
+        value = read(app)
+        if done(value) or time.monotonic() > deadline:
+            return value
+        try:
+            listing = NOT_SERVED_BY_WORKER in app.evaluate("() => document.title")
+        except Exception:  # the frame navigated while being read
+            listing = False
+        if listing:
+            reload_until_controlled(page, base + "replay/?",
+                                    max(1.0, deadline - time.monotonic()))  # fmt: skip
+        else:
+            page.wait_for_timeout(500)
+
+
+def _deep_text(app: Any) -> str:
+    try:
+        return str(app.evaluate(DEEP_TEXT))
+    except Exception:  # the frame navigated while being read: read it again
+        return ""
+
+
 def _text_of_viewer(page: Any, base: str, want: list[str], seconds: float = 60) -> str:
     """The deep text of the viewer's app frame once it holds every string of ``want``."""
-    text = ""
-    for _ in range(int(seconds * 2)):
-        app = wait_for_frame(page, lambda f: f.url.startswith(base + "replay/?"))
-        try:
-            text = app.evaluate(DEEP_TEXT)
-        except Exception:  # the frame navigated while being read: read it again
-            text = ""
-        if all(w in text for w in want):
-            return text
-        page.wait_for_timeout(500)
-    pytest.fail(f"the viewer never showed {want}: {text[:2000]}")
+    text = poll_viewer(page, base, _deep_text, lambda t: all(w in t for w in want), seconds)
+    if not all(w in text for w in want):
+        pytest.fail(f"the viewer never showed {want}: {text[:2000]}")
+    return text
 
 
 def test_pages_listed_with_their_titles(browser: Any, viewer: dict[str, Any]) -> None:
@@ -167,7 +200,12 @@ def test_a_page_replays_from_the_package(browser: Any, viewer: dict[str, Any]) -
     ctx, page, outside = _open(browser, viewer, "page.html", target)
     try:
         # the archived page, in the viewer's replay frame (…/replay/w/…/mp_/http://…/a.html)
-        archived = wait_for_frame(page, lambda f: "/w/" in f.url and f.url.endswith("/a.html"))
+        def is_archived(f: Any) -> bool:
+            return "/w/" in f.url and f.url.endswith("/a.html")
+
+        poll_viewer(page, viewer["base"], lambda _app: any(map(is_archived, page.frames)),
+                    bool)  # fmt: skip
+        archived = wait_for_frame(page, is_archived)
         archived.wait_for_load_state("load")
         assert archived.title() == "Page A"
         # the link to C and the archived style sheet (body color #123) came with it

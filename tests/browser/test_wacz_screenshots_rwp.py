@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from browser_support import require, wait_for_frame
-from test_wacz_replaywebpage import RWP_DIR, RWP_VERSION, RangeHandler, _open
+from test_wacz_replaywebpage import RWP_DIR, RWP_VERSION, RangeHandler, _open, poll_viewer
 
 from http_wait import WEBARK
 from screenshot_site import PAGE, image_size, images, write_screenshot_warc
@@ -63,14 +63,14 @@ def viewer(tmp_path_factory: pytest.TempPathFactory, browser: Any) -> Iterator[d
 def test_page_list_shows_the_thumbnails(browser: Any, viewer: dict[str, Any]) -> None:
     ctx, page, outside = _open(browser, viewer, "list.html", None)
     try:
+        def thumbnails(app: Any) -> list[Any]:
+            try:
+                return [x for x in app.evaluate(THUMBNAILS) if x[3] and x[1] > 0 and PAGE in x[0]]
+            except Exception:  # the frame navigated while being read
+                return []
+
+        loaded = poll_viewer(page, viewer["base"], thumbnails, lambda x: len(x) == 2)
         app = wait_for_frame(page, lambda f: f.url.startswith(viewer["base"] + "replay/?"))
-        loaded: list[Any] = []
-        for _ in range(120):
-            found = app.evaluate(THUMBNAILS)
-            loaded = [x for x in found if x[3] and x[1] > 0 and PAGE in x[0]]
-            if len(loaded) == 2:
-                break
-            page.wait_for_timeout(500)
         # both captures of PAGE show a thumbnail decoded from the package: ReplayWeb.page
         # asks with the page's time in milliseconds (``1714564800000id_/…``), not a
         # 14-digit timestamp, and is answered the URL's latest thumbnail for each (its
