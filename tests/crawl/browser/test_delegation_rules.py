@@ -81,3 +81,20 @@ def test_script_made_pages_are() -> None:
     assert strict.troublesome is not None
     assert troublesome(page_signals(NEXT_SHELL, 5), strict.troublesome) is None
     assert troublesome(page_signals(SHELL, 0), strict.troublesome) == "few-links"
+
+
+def test_a_speculative_page_of_a_rule_goes_to_the_browser_once_fetched() -> None:
+    """A page found only in a script's strings (hop X, as the bulk crawler's JS extractor
+    reaches script-made links) is left to the bulk fetch, then rendered when it is HTML
+    and a regex/hosts rule names it (a new-user trial: with ``hosts`` set only the seed
+    was rendered, its script-made pages were fetched as X and never given to the browser)."""
+    rules = DelegationRules(browser_settings({"hosts": ["spa.test"], "troublesome": False}))
+    page = b"<!doctype html><title>a</title><p>server-made text"
+    assert rules.before_fetch("http://spa.test/a.html", "X") is None
+    assert rules.after_fetch(200, "text/html", page, [], "X",
+                             "http://spa.test/a.html") == "host:spa.test:speculative"
+    # not an HTML page, not 2xx, another host, or reached by a link: not this way
+    assert rules.after_fetch(200, "image/png", b"\x89PNG", [], "X", "http://spa.test/a.png") is None
+    assert rules.after_fetch(404, "text/html", page, [], "X", "http://spa.test/a.html") is None
+    assert rules.after_fetch(200, "text/html", page, [], "X", "http://other.test/a.html") is None
+    assert rules.after_fetch(200, "text/html", page, [], "L", "http://spa.test/a.html") is None

@@ -308,14 +308,16 @@ class BrowserRender:
         ex = p.exchange
         return (p.fetched and ex is not None and p.capture is None
                 and not self.ext.is_pending(p) and 200 <= p.status < 300
-                and self.ext.settings.troublesome is not None
+                and (self.ext.settings.troublesome is not None
+                     or (p.curi.last_hop == "X" and bool(self.ext.settings.regex
+                                                         or self.ext.settings.hosts)))
                 and (ex.mime or "") in ("text/html", "application/xhtml+xml"))  # fmt: skip
 
     async def process(self, p: UriProcessing) -> None:
         doc = prefetched(p)
         reason = self.ext.rules.after_fetch(p.status, p.exchange.mime if p.exchange else None,
                                             doc.body, [lk.hop for lk in p.links],
-                                            p.curi.last_hop)  # fmt: skip
+                                            p.curi.last_hop, p.curi.uri)  # fmt: skip
         if reason is None:
             return
         self.ext.hold(p, await self.ext.visit(p, doc, reason))

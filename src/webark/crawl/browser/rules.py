@@ -140,6 +140,11 @@ class DelegationRules:
         pages of their own), or when the section is not enabled."""
         if not self.settings.enabled or last_hop in _NOT_PAGES:
             return None
+        return self.matching_rule(uri)
+
+    def matching_rule(self, uri: str) -> str | None:
+        """The ``regex`` or ``hosts`` rule ``uri`` matches (``"regex:RX"``,
+        ``"host:HOST"``), whatever its hop; None when none does."""
         for rx in self._regexes:
             if rx.search(uri):
                 return f"regex:{rx.pattern}"
@@ -153,18 +158,30 @@ class DelegationRules:
                     return f"host:{h}"
         return None
 
-    def after_fetch(self, status: int, mime: str | None, body: bytes,
-                    hops: Iterable[str], last_hop: str = "") -> str | None:  # fmt: skip
-        """The heuristic's signal (``"troublesome:few-links"`` …) when a fetched page
-        goes to the browser with its document: ``status`` 2xx, ``mime`` HTML, ``hops``
-        the hop letters of its static outlinks, reached by a hop other than an embed
-        (an iframe's document is rendered with its page); None otherwise."""
-        rule = self.settings.troublesome
-        if rule is None or not self.settings.enabled or not 200 <= status < 300:
-            return None
-        if last_hop in _NOT_PAGES:
+    def after_fetch(self, status: int, mime: str | None, body: bytes, hops: Iterable[str],
+                    last_hop: str = "", uri: str = "") -> str | None:  # fmt: skip
+        """Why a fetched page goes to the browser with its document, or None: ``status``
+        2xx, ``mime`` HTML, ``hops`` the hop letters of its static outlinks.
+
+        - Reached by a speculative hop (``X``: a URL found in a script's strings, which
+          :meth:`before_fetch` leaves to the bulk crawler since it may be an image or
+          data) and matching a ``regex``/``hosts`` rule: that rule plus
+          ``":speculative"`` — it turned out to be a page, and the rule names its
+          pages for the browser (a page whose links are made by script is often
+          reached so: its links are script strings too).
+        - Else, reached by a hop other than an embed (an iframe's document is rendered
+          with its page): the heuristic's signal (``"troublesome:few-links"`` …).
+        """
+        if not self.settings.enabled or not 200 <= status < 300:
             return None
         if (mime or "").split(";")[0].strip().lower() not in _HTML_TYPES or not body:
+            return None
+        if last_hop == "X" and uri:
+            named = self.matching_rule(uri)
+            if named is not None:
+                return f"{named}:speculative"
+        rule = self.settings.troublesome
+        if rule is None or last_hop in _NOT_PAGES:
             return None
         links = sum(1 for h in hops if h == "L")
         why = troublesome(page_signals(body, links), rule)
